@@ -1,0 +1,39 @@
+// Reading and writing model configs: smelt's native JSON (docs/config.md) and
+// Hugging Face config.json files, detected from their keys.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "smelt/config.hpp"
+
+namespace smelt {
+
+enum class ConfigFormat { native, huggingface };
+
+// Native JSON: a top-level "schema_version"; Hugging Face: a "model_type".
+// Every parse validates the result; failures throw config_error (bad values,
+// every violation listed) or io_error (unreadable or malformed JSON).
+ModelConfig parse_config(std::string_view text, std::string_view source = "<config>");
+ModelConfig parse_native_config(std::string_view text, std::string_view source = "<config>");
+ModelConfig parse_hf_config(std::string_view text, std::string_view source = "<config.json>");
+ConfigFormat detect_format(std::string_view text, std::string_view source = "<config>");
+
+// Reads a file of either format; errors carry "while reading config 'PATH'".
+ModelConfig read_config(const std::filesystem::path& path);
+
+// The model_type values parse_hf_config understands, sorted.
+std::vector<std::string> supported_hf_model_types();
+
+// Canonical native JSON (fixed key order, two-space indent, final newline):
+// to_json(parse_native_config(to_json(c))) == to_json(c), byte for byte.
+std::string to_json(const ModelConfig& config);
+
+// Writes through a temporary file and a rename, so a failure leaves nothing
+// half-written. Throws io_error.
+void write_text_file(const std::filesystem::path& path, std::string_view text);
+std::string read_text_file(const std::filesystem::path& path);
+
+}  // namespace smelt
