@@ -1,1 +1,56 @@
-int main() {}
+// smelt-match: thin subcommands over the public headers. Library errors map to
+// exit codes here and nowhere else.
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace smelt::cli;
+  CLI::App app{"smelt-match: count, match and benchmark looped Mixture-of-Experts configurations", "smelt-match"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "smelt-match 0.1.0");
+  std::map<const CLI::App*, Run> runs;
+  {
+    const Run run = add_count(app);
+    runs[app.get_subcommands({}).back()] = run;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "smelt-match: error: " << e.what() << "\n(run 'smelt-match --help' for usage)\n";
+    return kBadInput;
+  }
+
+  try {
+    for (const auto* sub : app.get_subcommands()) return runs.at(sub)();
+    return kBadInput;
+  } catch (const smelt::config_error& e) {
+    std::cerr << "smelt-match: error: " << e.what() << '\n';
+    return kBadInput;
+  } catch (const smelt::infeasible_error& e) {
+    std::cerr << "smelt-match: error: " << e.what() << '\n';
+    return kInfeasible;
+  } catch (const smelt::io_error& e) {
+    std::cerr << "smelt-match: error: " << e.what() << '\n';
+    return kIo;
+  } catch (const smelt::cuda_error& e) {
+    std::cerr << "smelt-match: error: " << e.what() << '\n';
+    return kCuda;
+  } catch (const std::exception& e) {
+    std::cerr << "smelt-match: internal error: " << e.what() << '\n';
+    return kInternal;
+  }
+}

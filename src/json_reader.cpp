@@ -30,7 +30,7 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view source) {
     // Keep nlohmann's explanation, drop its "[json.exception...] parse error at ...: " prefix.
     const auto cut = what.find(": syntax error");
     if (cut != std::string::npos) what = what.substr(cut + 2);
-    throw io_error(fmt::format("{}:{}:{}: malformed JSON: {}", source, line, column, what));
+    throw config_error(fmt::format("{}:{}:{}: malformed JSON: {}", source, line, column, what));
   }
 }
 

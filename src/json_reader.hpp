@@ -12,7 +12,7 @@
 
 namespace smelt::detail {
 
-// Parses JSON text; a syntax error becomes io_error "SOURCE:LINE:COLUMN: ...".
+// Parses JSON text; a syntax error becomes config_error "SOURCE:LINE:COLUMN: malformed JSON: ...".
 nlohmann::json parse_json_text(std::string_view text, std::string_view source);
 
 // The known word closest to `word` (edit distance), or "" if none is close.

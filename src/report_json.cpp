@@ -1,0 +1,106 @@
+// count_report_json(): the JSON shape documented in docs/json-schema.md.
+#include <nlohmann/json.hpp>
+
+#include "smelt/report.hpp"
+
+namespace smelt {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json flop_terms(const FlopTerms& t) {
+  return {{"attention_qkv", t.attention_qkv},   {"attention_out", t.attention_out},
+          {"attention_scores", t.attention_scores}, {"attention_values", t.attention_values},
+          {"router", t.router},                 {"experts", t.experts},
+          {"shared_experts", t.shared_experts}, {"dense_ffn", t.dense_ffn},
+          {"elementwise", t.elementwise},       {"lm_head", t.lm_head},
+          {"mtp", t.mtp}};
+}
+
+ordered_json param_terms(const ParamTerms& t) {
+  return {{"embedding", t.embedding}, {"lm_head", t.lm_head}, {"attention", t.attention},
+          {"norms", t.norms},         {"router", t.router},   {"experts", t.experts},
+          {"shared_experts", t.shared_experts}, {"dense_ffn", t.dense_ffn}};
+}
+
+ordered_json layer_json(const LayerCost& l) {
+  ordered_json j;
+  j["layer"] = l.layer;
+  j["kind"] = l.moe ? "moe" : "dense";
+  j["attention"] = to_string(l.attention);
+  j["visits"] = l.visits;
+  j["params"] = param_terms(l.params);
+  j["params"].erase("embedding");
+  j["params"].erase("lm_head");
+  j["active_params"] = l.active_params;
+  j["flops_per_visit"] = flop_terms(l.flops_per_visit);
+  j["flops_per_visit"].erase("lm_head");  // model-level terms, always 0 here
+  j["flops_per_visit"].erase("mtp");
+  j["flops_per_visit"]["total"] = l.flops_per_visit.forward();
+  j["kv_elements_per_token_held"] = l.kv_elements_per_visit;
+  j["kv_tokens_held"] = l.kv_tokens_held;
+  j["kv_bytes_per_visit"] = l.kv_bytes_per_visit;
+  return j;
+}
+
+ordered_json flops_json(const CountedModel& m, Convention convention) {
+  ordered_json f;
+  if (convention == Convention::megatron) {
+    const MegatronFlops mf = megatron_flops(m.config, m.cost.context_length);
+    f["forward"] = mf.forward();
+    f["training"] = mf.training();
+    f["terms_training"] = {{"self_attention", mf.self_attention}, {"dense_mlp", mf.dense_mlp},
+                           {"routed_experts", mf.routed_experts}, {"shared_experts", mf.shared_experts},
+                           {"mtp", mf.mtp},                       {"logits", mf.logits}};
+    return f;
+  }
+  const auto& c = m.cost.flops;
+  f["forward"] = c.forward;
+  f["forward_non_embedding"] = c.forward_non_embedding();
+  f["training"] = c.training;
+  f["terms"] = flop_terms(c.terms);
+  return f;
+}
+
+ordered_json model_json(const CountedModel& m, Convention convention) {
+  const CostReport& r = m.cost;
+  ordered_json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["model"] = r.model;
+  j["convention"] = to_string(convention);
+  j["context_length"] = r.context_length;
+  j["layers_stored"] = m.config.num_layers;
+  j["layers_executed"] = r.executed_layers;
+  if (m.config.loop.active())
+    j["loop"] = {{"span", format_span(m.config.loop)},
+                 {"count", m.config.loop.count},
+                 {"residual_scale", m.config.loop.residual_scale}};
+  const auto& p = r.params;
+  j["params"] = {{"total", p.total},
+                 {"embedding", p.embedding},
+                 {"lm_head", p.lm_head},
+                 {"non_embedding", p.non_embedding},
+                 {"active", p.active},
+                 {"active_non_embedding", p.active_non_embedding},
+                 {"mtp", p.mtp},
+                 {"terms", param_terms(p.terms)}};
+  j["flops_per_token"] = flops_json(m, convention);
+  j["kv_cache"] = {{"bytes_per_token", r.kv.bytes_per_token},
+                   {"elements_per_token", r.kv.elements_per_token},
+                   {"bytes_at_context", r.kv.bytes_at_context},
+                   {"element_bytes", m.config.kv_cache_bytes}};
+  j["layers"] = ordered_json::array();
+  for (const auto& l : r.layers) j["layers"].push_back(layer_json(l));
+  return j;
+}
+
+}  // namespace
+
+std::string count_report_json(const std::vector<CountedModel>& models, Convention convention) {
+  if (models.size() == 1) return model_json(models.front(), convention).dump(2) + "\n";
+  ordered_json all = ordered_json::array();
+  for (const auto& m : models) all.push_back(model_json(m, convention));
+  return all.dump(2) + "\n";
+}
+
+}  // namespace smelt

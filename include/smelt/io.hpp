@@ -15,7 +15,8 @@ enum class ConfigFormat { native, huggingface };
 
 // Native JSON: a top-level "schema_version"; Hugging Face: a "model_type".
 // Every parse validates the result; failures throw config_error (bad values,
-// every violation listed) or io_error (unreadable or malformed JSON).
+// every violation listed; malformed JSON gives line and column) or io_error
+// (a file that cannot be read).
 ModelConfig parse_config(std::string_view text, std::string_view source = "<config>");
 ModelConfig parse_native_config(std::string_view text, std::string_view source = "<config>");
 ModelConfig parse_hf_config(std::string_view text, std::string_view source = "<config.json>");

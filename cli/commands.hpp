@@ -1,0 +1,15 @@
+// Each subcommand registers itself on the app and returns the function that
+// runs it after parsing; that function returns the process exit code.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace smelt::cli {
+
+using Run = std::function<int()>;
+
+Run add_count(CLI::App& app);
+
+}  // namespace smelt::cli

@@ -1,0 +1,154 @@
+// smelt-match count CONFIG... : parameters, FLOPs and KV cache of each config.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/convention.hpp"
+#include "smelt/cost.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "smelt/report.hpp"
+#include "table.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct CountArgs {
+  std::vector<std::string> configs;
+  bool json = false;
+  std::int64_t context = 0;
+  bool context_given = false;
+  std::string convention = "smelt";
+  bool elementwise = false;
+  bool layers = false;
+};
+
+std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Convention convention) {
+  const auto column = [&](auto get) {
+    std::vector<double> v;
+    for (const auto& m : models) v.push_back(static_cast<double>(get(m)));
+    return v;
+  };
+  std::vector<Row> rows{
+      {"layers executed", column([](const CountedModel& m) { return m.cost.executed_layers; }), Unit::tokens},
+      {"params total", column([](const CountedModel& m) { return m.cost.params.total; })},
+      {"params non-embedding", column([](const CountedModel& m) { return m.cost.params.non_embedding; })},
+      {"params active", column([](const CountedModel& m) { return m.cost.params.active; })},
+      {"params active non-embedding", column([](const CountedModel& m) { return m.cost.params.active_non_embedding; })},
+  };
+  if (convention == Convention::megatron) {
+    const auto mf = [](const CountedModel& m) { return megatron_flops(m.config, m.cost.context_length); };
+    rows.push_back({"megatron self-attention", column([&](auto& m) { return mf(m).self_attention / 3; }), Unit::flops});
+    rows.push_back({"megatron dense MLP", column([&](auto& m) { return mf(m).dense_mlp / 3; }), Unit::flops});
+    rows.push_back({"megatron routed experts", column([&](auto& m) { return mf(m).routed_experts / 3; }), Unit::flops});
+    rows.push_back({"megatron shared experts", column([&](auto& m) { return mf(m).shared_experts / 3; }), Unit::flops});
+    rows.push_back({"megatron logits", column([&](auto& m) { return mf(m).logits / 3; }), Unit::flops});
+    rows.push_back({"megatron forward FLOPs/token", column([&](auto& m) { return mf(m).forward(); }), Unit::flops});
+    rows.push_back({"megatron training FLOPs/token", column([&](auto& m) { return mf(m).training(); }), Unit::flops});
+  } else {
+    const auto term = [&](const char* label, double FlopTerms::*field) {
+      rows.push_back({label, column([&](const CountedModel& m) { return m.cost.flops.terms.*field; }), Unit::flops});
+    };
+    term("attention projections", &FlopTerms::attention_qkv);
+    rows.back().values = column([](const CountedModel& m) {
+      return m.cost.flops.terms.attention_qkv + m.cost.flops.terms.attention_out;
+    });
+    term("attention scores + values", &FlopTerms::attention_scores);
+    rows.back().values = column([](const CountedModel& m) {
+      return m.cost.flops.terms.attention_scores + m.cost.flops.terms.attention_values;
+    });
+    term("router", &FlopTerms::router);
+    term("routed experts (top-k)", &FlopTerms::experts);
+    term("shared experts", &FlopTerms::shared_experts);
+    term("dense FFN", &FlopTerms::dense_ffn);
+    if (models.front().cost.flops.terms.elementwise > 0) term("elementwise", &FlopTerms::elementwise);
+    term("LM head", &FlopTerms::lm_head);
+    if (models.front().cost.flops.terms.mtp > 0) term("MTP modules (training)", &FlopTerms::mtp);
+    rows.push_back({"forward FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.forward; }),
+                    Unit::flops});
+    rows.push_back({"forward non-embedding", column([](const CountedModel& m) {
+                      return m.cost.flops.forward_non_embedding();
+                    }),
+                    Unit::flops});
+    rows.push_back({"training FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.training; }),
+                    Unit::flops});
+  }
+  rows.push_back({"KV cache bytes/token", column([](const CountedModel& m) { return m.cost.kv.bytes_per_token; }),
+                  Unit::bytes});
+  rows.push_back({"context length", column([](const CountedModel& m) { return m.cost.context_length; }),
+                  Unit::tokens});
+  return rows;
+}
+
+std::string layer_table(const CostReport& r) {
+  std::string out = fmt::format("{:>5}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", "layer", "kind", "attn",
+                                "visits", "params", "FLOPs/visit", "KV B/visit");
+  for (const auto& l : r.layers)
+    out += fmt::format("{:>5}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", l.layer, l.moe ? "moe" : "dense",
+                       to_string(l.attention), l.visits, human(static_cast<double>(l.params.total()), Unit::count),
+                       human(l.flops_per_visit.forward(), Unit::flops), human(l.kv_bytes_per_visit, Unit::bytes));
+  return out;
+}
+
+int run_count(const CountArgs& args) {
+  const Convention convention = parse_convention(args.convention, "--convention");
+  if (args.context_given && (args.context < 1 || args.context > (std::int64_t{1} << 30)))
+    throw config_error(fmt::format("--context = {}: must be between 1 and 1073741824 tokens", args.context));
+  CountOptions options;
+  options.context_length = args.context;
+  options.elementwise = args.elementwise;
+
+  std::vector<CountedModel> models;
+  std::vector<std::string> errors;
+  for (const auto& path : args.configs) {
+    try {
+      ModelConfig config = read_config(path);
+      if (config.name.empty()) config.name = path;
+      CostReport cost = count(config, options);
+      models.push_back({std::move(config), std::move(cost)});
+    } catch (const config_error& e) {
+      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+    }
+  }
+  if (!errors.empty()) throw config_error(std::move(errors));
+
+  // Everything is computed before anything is printed.
+  std::string out;
+  if (args.json) {
+    out = count_report_json(models, convention);
+  } else {
+    std::vector<std::string> names;
+    for (const auto& m : models) names.push_back(m.cost.model);
+    out = render_table(names, summary_rows(models, convention));
+    if (args.layers)
+      for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m.cost));
+  }
+  std::cout << out;
+  return kOk;
+}
+
+}  // namespace
+
+Run add_count(CLI::App& app) {
+  auto args = std::make_shared<CountArgs>();
+  auto* sub = app.add_subcommand("count", "Count parameters, FLOPs per token and KV cache of model configs");
+  sub->add_option("CONFIG", args->configs, "Model configs: smelt native JSON or Hugging Face config.json")
+      ->required();
+  sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
+  sub->add_option("--context", args->context, "Context length in tokens for attention FLOPs and KV cache "
+                                              "(default: each config's context_length)");
+  sub->add_option("--convention", args->convention, "FLOP convention: smelt (default) or megatron");
+  sub->add_flag("--elementwise", args->elementwise,
+                "Also count norms, activations, softmax and residual adds (approximate)");
+  sub->add_flag("--layers", args->layers, "Also print one line per layer (table output)");
+  auto* context = sub->get_option("--context");
+  return [args, context] {
+    args->context_given = context->count() > 0;
+    return run_count(*args);
+  };
+}
+
+}  // namespace smelt::cli

@@ -1,0 +1,60 @@
+#include "table.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace smelt::cli {
+
+std::string human(double v, Unit unit) {
+  if (unit == Unit::tokens) return fmt::format("{:.0f}", v);
+  const double a = std::fabs(v);
+  if (unit == Unit::bytes) {
+    static constexpr const char* kBinary[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    double s = v;
+    while (std::fabs(s) >= 1024.0 && i < 4) s /= 1024.0, ++i;
+    return i == 0 ? fmt::format("{:.4g} B", s) : fmt::format("{:.2f} {}", s, kBinary[i]);
+  }
+  static constexpr const char* kSuffix[] = {"", " K", " M", " B", " T", " P", " E"};
+  int i = 0;
+  double s = v;
+  while (std::fabs(s) >= 1000.0 && i < 6) s /= 1000.0, ++i;
+  const std::string number = i == 0 && a == std::floor(a) ? fmt::format("{:.0f}", s) : fmt::format("{:.3f}", s);
+  if (unit == Unit::flops) {
+    static constexpr const char* kFlops[] = {" FLOP", " kFLOP", " MFLOP", " GFLOP", " TFLOP", " PFLOP", " EFLOP"};
+    return number + kFlops[i];
+  }
+  return number + kSuffix[i];
+}
+
+std::string render_table(const std::vector<std::string>& columns, const std::vector<Row>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  std::size_t label_width = 0;
+  for (const auto& r : rows) label_width = std::max(label_width, r.label.size());
+  std::vector<std::size_t> width(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) width[c] = columns[c].size();
+  for (const auto& r : rows) {
+    std::vector<std::string> line;
+    for (std::size_t c = 0; c < r.values.size() && c < columns.size(); ++c) {
+      std::string cell = human(r.values[c], r.unit);
+      if (c > 0 && r.values[0] != 0) cell += fmt::format(" ({:+.1f}%)", 100.0 * (r.values[c] / r.values[0] - 1.0));
+      width[c] = std::max(width[c], cell.size());
+      line.push_back(std::move(cell));
+    }
+    cells.push_back(std::move(line));
+  }
+  std::string out = fmt::format("{:<{}}", "", label_width);
+  for (std::size_t c = 0; c < columns.size(); ++c) out += fmt::format("  {:>{}}", columns[c], width[c]);
+  out += '\n';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out += fmt::format("{:<{}}", rows[i].label, label_width);
+    for (std::size_t c = 0; c < cells[i].size(); ++c) out += fmt::format("  {:>{}}", cells[i][c], width[c]);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace smelt::cli

@@ -1,0 +1,23 @@
+// Short aligned tables for human output: one column per model, relative
+// differences to the first column beside the others.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace smelt::cli {
+
+enum class Unit { count, flops, bytes, tokens };
+
+struct Row {
+  std::string label;
+  std::vector<double> values;  // one per column; empty for a section heading
+  Unit unit = Unit::count;
+};
+
+// 46.703 B, 25.96 GFLOP, 128.0 KiB, 4096: three or four significant figures.
+std::string human(double value, Unit unit);
+
+std::string render_table(const std::vector<std::string>& columns, const std::vector<Row>& rows);
+
+}  // namespace smelt::cli
