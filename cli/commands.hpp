@@ -11,5 +11,6 @@ namespace smelt::cli {
 using Run = std::function<int()>;
 
 Run add_count(CLI::App& app);
+Run add_convert(CLI::App& app);
 
 }  // namespace smelt::cli

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "json_reader.hpp"
+#include "smelt/detail/count_impl.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 
@@ -108,6 +111,26 @@ void read_loop(detail::JsonObject l, ModelConfig& c) {
   l.reject_unknown_keys();
 }
 
+// The field a message is about: the text before " = " or ":".
+std::string_view subject(std::string_view message) {
+  return message.substr(0, std::min(message.find(" = "), message.find(':')));
+}
+
+// Reading found problems; the rules may find more in the fields that did read
+// well. Report both, skipping rule violations on fields already reported.
+std::vector<std::string> merge_rule_violations(const ModelConfig& c, std::vector<std::string> violations) {
+  try {
+    detail::validate_fields(c);
+  } catch (const config_error& e) {
+    for (const auto& rule : e.violations()) {
+      const bool seen = std::any_of(violations.begin(), violations.end(),
+                                    [&](const std::string& v) { return subject(v) == subject(rule); });
+      if (!seen) violations.push_back(rule);
+    }
+  }
+  return violations;
+}
+
 }  // namespace
 
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
@@ -117,8 +140,8 @@ ModelConfig parse_native_config(std::string_view text, std::string_view source) 
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
   detail::JsonObject root(json, "", violations);
   const std::int64_t version = root.integer("schema_version");
-  if (violations.empty() && version != kSchemaVersion)
-    root.violation(fmt::format("schema_version = {}: must be {}", version, kSchemaVersion));
+  if (violations.empty() && version != kSchemaVersion)  // other versions mean other fields: stop here
+    throw config_error(fmt::format("schema_version = {}: must be {}", version, kSchemaVersion));
   c.name = root.string("name", "");
   c.vocab_size = root.integer("vocab_size");
   c.tie_embeddings = root.boolean("tie_embeddings", false);
@@ -138,7 +161,7 @@ ModelConfig parse_native_config(std::string_view text, std::string_view source) 
   if (auto l = root.object("loop", true)) read_loop(*l, c);
   c.mtp_modules = root.integer("mtp_modules", 0);
   root.reject_unknown_keys();
-  if (!violations.empty()) throw config_error(std::move(violations));
+  if (!violations.empty()) throw config_error(merge_rule_violations(c, std::move(violations)));
   validate(c);
   return c;
 }

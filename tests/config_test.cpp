@@ -1,1 +1,103 @@
+// Validation: every rule, with the exact message, all violations at once.
 #include <catch2/catch.hpp>
+
+#include "smelt/config.hpp"
+#include "smelt/error.hpp"
+#include "test_configs.hpp"
+
+using namespace smelt;
+
+namespace {
+std::vector<std::string> violations_of(const ModelConfig& c) {
+  try {
+    validate(c);
+  } catch (const config_error& e) {
+    return e.violations();
+  }
+  return {};
+}
+}  // namespace
+
+TEST_CASE("valid configs pass validation", "[config]") {
+  CHECK_NOTHROW(validate(test::tiny_moe()));
+  CHECK_NOTHROW(validate(test::mixtral_8x7b()));
+}
+
+TEST_CASE("every violation is listed at once with field, value and rule", "[config]") {
+  ModelConfig c = test::tiny_moe();
+  c.hidden_size = 0;
+  c.attention.num_kv_heads = 3;
+  c.moe.top_k = 9;
+  c.loop = {3, 5, 2, 0.5};
+  CHECK(violations_of(c) == std::vector<std::string>{
+                                "hidden_size = 0: must be positive",
+                                "attention.num_kv_heads = 3: must divide attention.num_heads = 4",
+                                "moe.top_k = 9: must be at most moe.num_experts = 8",
+                                "loop.span = \"3-5\": must satisfy 1 <= first <= last <= num_layers = 4",
+                            });
+}
+
+TEST_CASE("MoE layer selection rules are checked", "[config]") {
+  ModelConfig c = test::tiny_moe();
+  c.moe.layers = {2, 5, 2};
+  CHECK(violations_of(c) == std::vector<std::string>{"moe.layers[1] = 5: must be a 1-based layer in 1..4",
+                                                     "moe.layers[2] = 2: listed twice"});
+  c = test::tiny_moe();
+  c.moe.every = 2;
+  c.moe.phase = 2;
+  CHECK(violations_of(c) == std::vector<std::string>{"moe.phase = 2: must be at most 1"});
+}
+
+TEST_CASE("dense layers need a dense FFN width", "[config]") {
+  ModelConfig c = test::tiny_moe();
+  c.ffn.dense_width = 0;
+  CHECK(violations_of(c) ==
+        std::vector<std::string>{"ffn.dense_width = 0: must be positive, since some layers are dense"});
+}
+
+TEST_CASE("sliding and chunked layers need their span", "[config]") {
+  ModelConfig c = test::tiny_dense(2);
+  c.attention.pattern = {LayerAttention::sliding, LayerAttention::chunked};
+  CHECK(violations_of(c) ==
+        std::vector<std::string>{"attention.window = 0: must be positive", "attention.chunk = 0: must be positive"});
+}
+
+TEST_CASE("loop counts and residual scales are checked", "[config]") {
+  ModelConfig c = test::tiny_dense(4);
+  c.loop = {2, 3, 0, -1.0};
+  CHECK(violations_of(c) == std::vector<std::string>{"loop.count = 0: must be positive",
+                                                     "loop.residual_scale = -1: must be a positive finite number"});
+}
+
+TEST_CASE("sizes beyond the bounds are refused before any product can overflow", "[config]") {
+  ModelConfig c = test::mixtral_8x7b();
+  c.hidden_size = std::int64_t{1} << 40;
+  CHECK(violations_of(c) == std::vector<std::string>{"hidden_size = 1099511627776: must be at most 16777216"});
+}
+
+TEST_CASE("in-bound sizes whose totals overflow 64 bits are refused with the quantity named", "[config]") {
+  ModelConfig c = test::mixtral_8x7b();
+  c.hidden_size = std::int64_t{1} << 24;
+  c.moe.num_experts = std::int64_t{1} << 20;
+  c.moe.expert_width = std::int64_t{1} << 24;
+  // 2^20 experts * 3 * 2^24 * 2^24 parameters is about 2^69.6.
+  CHECK(violations_of(c) ==
+        std::vector<std::string>{"model too large to count exactly: routed expert parameters overflows 64-bit "
+                                 "integers (hidden_size = 16777216, num_layers = 32, context_length = 32768)"});
+}
+
+TEST_CASE("enum words parse and print the same way", "[config]") {
+  CHECK(parse_layer_attention(to_string(LayerAttention::chunked), "x") == LayerAttention::chunked);
+  CHECK(parse_qk_norm("per_head", "x") == QkNorm::per_head);
+  CHECK_THROWS_WITH(parse_ffn_type("swiglu", "ffn.type"), "ffn.type = \"swiglu\": must be one of gated, plain");
+}
+
+TEST_CASE("spans parse from 1-based inclusive text", "[config]") {
+  LoopConfig l;
+  parse_span("4-9", "--span", l);
+  CHECK((l.first == 4 && l.last == 9));
+  parse_span("5", "--span", l);
+  CHECK((l.first == 5 && l.last == 5));
+  CHECK_THROWS_WITH(parse_span("4..9", "--span", l),
+                    "--span = \"4..9\": must be a 1-based inclusive layer span such as \"4-9\"");
+}

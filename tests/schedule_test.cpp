@@ -1,1 +1,36 @@
 #include <catch2/catch.hpp>
+
+#include "smelt/schedule.hpp"
+#include "test_configs.hpp"
+
+using namespace smelt;
+
+namespace {
+std::vector<std::int64_t> layers_of(const LayerSchedule& s) {
+  std::vector<std::int64_t> out;
+  for (const auto& v : s.visits) out.push_back(v.layer + 1);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("an unlooped model visits each layer once in order", "[schedule]") {
+  const LayerSchedule s = schedule(test::tiny_dense(3));
+  CHECK(layers_of(s) == std::vector<std::int64_t>{1, 2, 3});
+  CHECK(s.executed_layers() == 3);
+}
+
+TEST_CASE("a looped span runs as a block, again and again", "[schedule]") {
+  ModelConfig c = test::tiny_dense(12);
+  c.loop = {4, 9, 2, 0.5};  // the SMELT paper's 12-layer recipe
+  const LayerSchedule s = schedule(c);
+  CHECK(layers_of(s) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  CHECK(s.visits[9] == LayerVisit{3, 1});
+  CHECK(s.executed_layers() == 18);
+}
+
+TEST_CASE("a loop over every layer with three passes triples the depth", "[schedule]") {
+  ModelConfig c = test::tiny_dense(2);
+  c.loop = {1, 2, 3, 1.0 / 3.0};
+  CHECK(layers_of(schedule(c)) == std::vector<std::int64_t>{1, 2, 1, 2, 1, 2});
+  CHECK(c.visits(0) == 3);
+}

@@ -1,0 +1,41 @@
+// smelt-match convert CONFIG [--out FILE]: any supported config as canonical
+// native JSON (Hugging Face import included).
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/io.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct ConvertArgs {
+  std::string config;
+  std::string out;
+  std::string name;
+};
+
+int run_convert(const ConvertArgs& args) {
+  ModelConfig config = read_config(args.config);
+  if (!args.name.empty()) config.name = args.name;
+  const std::string text = to_json(config);
+  if (args.out.empty())
+    std::cout << text;
+  else
+    write_text_file(args.out, text);
+  return kOk;
+}
+
+}  // namespace
+
+Run add_convert(CLI::App& app) {
+  auto args = std::make_shared<ConvertArgs>();
+  auto* sub = app.add_subcommand("convert", "Print a config (native or Hugging Face) as canonical native JSON");
+  sub->add_option("CONFIG", args->config, "Model config: smelt native JSON or Hugging Face config.json")->required();
+  sub->add_option("--out", args->out, "Write to FILE (atomically) instead of standard output");
+  sub->add_option("--name", args->name, "Set the model name");
+  return [args] { return run_convert(*args); };
+}
+
+}  // namespace smelt::cli
