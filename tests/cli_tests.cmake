@@ -1,0 +1,70 @@
+# smelt-match through CTest: outputs, exit codes and error messages.
+set(SMELT_EX ${PROJECT_SOURCE_DIR}/examples)
+set(SMELT_BAD ${CMAKE_CURRENT_SOURCE_DIR}/data)
+
+# smelt_cli_test(NAME EXIT <code> ARGS <args...> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY])
+function(smelt_cli_test name)
+  cmake_parse_arguments(T "STDOUT_EMPTY" "EXIT;STDOUT;STDERR;STDOUT_FILE" "ARGS" ${ARGN})
+  set(defs -DEXIT=${T_EXIT})
+  if(DEFINED T_STDOUT)
+    list(APPEND defs "-DSTDOUT=${T_STDOUT}")
+  endif()
+  if(DEFINED T_STDERR)
+    list(APPEND defs "-DSTDERR=${T_STDERR}")
+  endif()
+  if(T_STDOUT_EMPTY)
+    list(APPEND defs -DSTDOUT_EMPTY=1)
+  endif()
+  if(DEFINED T_STDOUT_FILE)
+    list(APPEND defs "-DSTDOUT_FILE=${T_STDOUT_FILE}")
+  endif()
+  # "|" separates the arguments: a CMake list would not survive the command line.
+  string(REPLACE ";" "|" command "$<TARGET_FILE:smelt-match>;${T_ARGS}")
+  add_test(NAME cli.${name} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" ${defs}
+                                    -P ${CMAKE_CURRENT_SOURCE_DIR}/expect.cmake)
+endfunction()
+
+# Every example config counts, as a table and as JSON.
+file(GLOB example_configs ${SMELT_EX}/*.json ${SMELT_EX}/hf/*.json)
+foreach(config IN LISTS example_configs)
+  get_filename_component(stem ${config} NAME_WE)
+  get_filename_component(dir ${config} DIRECTORY)
+  get_filename_component(dir ${dir} NAME)
+  smelt_cli_test(example.${dir}.${stem} EXIT 0 ARGS count ${config} STDOUT "params total")
+  smelt_cli_test(example.${dir}.${stem}.json EXIT 0 ARGS count --json ${config} STDOUT "^{\n  \"schema_version\": 1,")
+endforeach()
+
+# Published figures, end to end.
+smelt_cli_test(count.mixtral.json EXIT 0 ARGS count --json ${SMELT_EX}/mixtral-8x7b.json
+               STDOUT "\"total\": 46702792704,.*\"active\": 12879925248,.*\"bytes_per_token\": 131072.0")
+smelt_cli_test(count.tiny.table EXIT 0 ARGS count ${SMELT_EX}/tiny-moe.json
+               STDOUT "params total +369.728 K\n.*forward FLOPs/token +520.960 kFLOP\n")
+smelt_cli_test(count.side_by_side EXIT 0
+               ARGS count ${SMELT_EX}/smelt-baseline-12l.json ${SMELT_EX}/smelt-looped-12l.json
+               STDOUT "layers executed +12 +18 \\(\\+50.0%\\)")
+smelt_cli_test(count.context EXIT 0 ARGS count --json --context 16 ${SMELT_EX}/tiny-moe.json
+               STDOUT "\"context_length\": 16,")
+smelt_cli_test(count.megatron EXIT 0 ARGS count --json --convention megatron ${SMELT_EX}/tiny-moe.json
+               STDOUT "\"convention\": \"megatron\",.*\"terms_training\"")
+smelt_cli_test(count.layers EXIT 0 ARGS count --layers ${SMELT_EX}/tiny-moe.json
+               STDOUT "layer +kind +attn +visits.*\n +2 +moe +full +2 ")
+smelt_cli_test(convert.roundtrip EXIT 0 ARGS convert ${SMELT_EX}/smelt-looped-12l.json
+               STDOUT_FILE ${SMELT_EX}/smelt-looped-12l.json)
+smelt_cli_test(help EXIT 0 ARGS count --help STDOUT "--convention")
+
+# Bad input: exit code 2 (4 for unreadable files), the message, nothing on stdout.
+smelt_cli_test(error.malformed EXIT 2 ARGS count ${SMELT_BAD}/malformed.json STDOUT_EMPTY
+               STDERR "malformed.json:3:19: malformed JSON: syntax error while parsing object key")
+smelt_cli_test(error.violations EXIT 2 ARGS count ${SMELT_BAD}/violations.json STDOUT_EMPTY
+               STDERR "hidden_size: missing \\(required\\)\n.*hidden_sise: unknown key \\(did you mean \"hidden_size\"\\?\\)\n.*vocab_size = -3: must be positive\n.*attention.num_kv_heads = 4: must divide attention.num_heads = 6\n.*moe.top_k = 8: must be at most moe.num_experts = 4\n.*loop.span = \"3-9\": must satisfy 1 <= first <= last <= num_layers = 4")
+smelt_cli_test(error.one_bad_of_two EXIT 2 ARGS count ${SMELT_EX}/tiny-moe.json ${SMELT_BAD}/violations.json
+               STDOUT_EMPTY STDERR "vocab_size = -3")
+smelt_cli_test(error.missing_file EXIT 4 ARGS count /nonexistent/config.json STDOUT_EMPTY
+               STDERR "while reading config '/nonexistent/config.json': cannot open")
+smelt_cli_test(error.context EXIT 2 ARGS count --context 0 ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
+               STDERR "--context = 0: must be between 1 and 1073741824 tokens")
+smelt_cli_test(error.convention EXIT 2 ARGS count --convention 6N ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
+               STDERR "--convention = \"6N\": must be one of smelt, megatron")
+smelt_cli_test(error.no_config EXIT 2 ARGS count STDOUT_EMPTY STDERR "CONFIG is required")
+smelt_cli_test(error.unknown_model_type EXIT 2 ARGS count ${SMELT_BAD}/unknown_model_type.json STDOUT_EMPTY
+               STDERR "model_type = \"gpt2\": not supported; supported: dbrx, ")

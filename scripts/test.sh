@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set up and run every check CI runs: formatting, the test suite (with the CLI,
+# examples and the installed-package consumer), the same suite under
+# AddressSanitizer + UndefinedBehaviorSanitizer, and the CUDA targets compiled
+# wherever nvcc exists (no GPU needed; GPU tests skip themselves).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+eval "$(bash scripts/setup.sh | grep '^export ' || true)"
+jobs=$(nproc)
+
+echo "== format"
+bash scripts/check-format.sh
+
+echo "== dev build and tests"
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j"$jobs"
+ctest --preset dev -j"$jobs"
+
+echo "== asan + ubsan build and tests"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j"$jobs"
+ctest --preset asan -j"$jobs"
