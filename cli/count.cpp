@@ -53,9 +53,8 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
       rows.push_back({label, column([&](const CountedModel& m) { return m.cost.flops.terms.*field; }), Unit::flops});
     };
     term("attention projections", &FlopTerms::attention_qkv);
-    rows.back().values = column([](const CountedModel& m) {
-      return m.cost.flops.terms.attention_qkv + m.cost.flops.terms.attention_out;
-    });
+    rows.back().values = column(
+        [](const CountedModel& m) { return m.cost.flops.terms.attention_qkv + m.cost.flops.terms.attention_out; });
     term("attention scores + values", &FlopTerms::attention_scores);
     rows.back().values = column([](const CountedModel& m) {
       return m.cost.flops.terms.attention_scores + m.cost.flops.terms.attention_values;
@@ -67,19 +66,16 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
     if (models.front().cost.flops.terms.elementwise > 0) term("elementwise", &FlopTerms::elementwise);
     term("LM head", &FlopTerms::lm_head);
     if (models.front().cost.flops.terms.mtp > 0) term("MTP modules (training)", &FlopTerms::mtp);
-    rows.push_back({"forward FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.forward; }),
-                    Unit::flops});
-    rows.push_back({"forward non-embedding", column([](const CountedModel& m) {
-                      return m.cost.flops.forward_non_embedding();
-                    }),
-                    Unit::flops});
-    rows.push_back({"training FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.training; }),
-                    Unit::flops});
+    rows.push_back(
+        {"forward FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.forward; }), Unit::flops});
+    rows.push_back({"forward non-embedding",
+                    column([](const CountedModel& m) { return m.cost.flops.forward_non_embedding(); }), Unit::flops});
+    rows.push_back(
+        {"training FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.training; }), Unit::flops});
   }
-  rows.push_back({"KV cache bytes/token", column([](const CountedModel& m) { return m.cost.kv.bytes_per_token; }),
-                  Unit::bytes});
-  rows.push_back({"context length", column([](const CountedModel& m) { return m.cost.context_length; }),
-                  Unit::tokens});
+  rows.push_back(
+      {"KV cache bytes/token", column([](const CountedModel& m) { return m.cost.kv.bytes_per_token; }), Unit::bytes});
+  rows.push_back({"context length", column([](const CountedModel& m) { return m.cost.context_length; }), Unit::tokens});
   return rows;
 }
 
@@ -135,11 +131,11 @@ int run_count(const CountArgs& args) {
 Run add_count(CLI::App& app) {
   auto args = std::make_shared<CountArgs>();
   auto* sub = app.add_subcommand("count", "Count parameters, FLOPs per token and KV cache of model configs");
-  sub->add_option("CONFIG", args->configs, "Model configs: smelt native JSON or Hugging Face config.json")
-      ->required();
+  sub->add_option("CONFIG", args->configs, "Model configs: smelt native JSON or Hugging Face config.json")->required();
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
-  sub->add_option("--context", args->context, "Context length in tokens for attention FLOPs and KV cache "
-                                              "(default: each config's context_length)");
+  sub->add_option("--context", args->context,
+                  "Context length in tokens for attention FLOPs and KV cache "
+                  "(default: each config's context_length)");
   sub->add_option("--convention", args->convention, "FLOP convention: smelt (default) or megatron");
   sub->add_flag("--elementwise", args->elementwise,
                 "Also count norms, activations, softmax and residual adds (approximate)");

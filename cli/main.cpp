@@ -3,8 +3,8 @@
 #include <iostream>
 #include <map>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"

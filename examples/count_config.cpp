@@ -14,9 +14,9 @@ int main(int argc, char** argv) {
   try {
     const smelt::ModelConfig config = smelt::read_config(argv[1]);
     const smelt::CostReport r = smelt::count(config);
-    std::printf("%s: %lld parameters, %lld active, %.6g forward FLOPs/token, %.6g KV bytes/token\n",
-                r.model.c_str(), static_cast<long long>(r.params.total), static_cast<long long>(r.params.active),
-                r.flops.forward, r.kv.bytes_per_token);
+    std::printf("%s: %lld parameters, %lld active, %.6g forward FLOPs/token, %.6g KV bytes/token\n", r.model.c_str(),
+                static_cast<long long>(r.params.total), static_cast<long long>(r.params.active), r.flops.forward,
+                r.kv.bytes_per_token);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

@@ -11,8 +11,7 @@ namespace smelt {
 
 bool ModelConfig::is_moe_layer(std::int64_t layer) const {
   if (!is_moe()) return false;
-  if (!moe.layers.empty())
-    return std::find(moe.layers.begin(), moe.layers.end(), layer + 1) != moe.layers.end();
+  if (!moe.layers.empty()) return std::find(moe.layers.begin(), moe.layers.end(), layer + 1) != moe.layers.end();
   return layer >= moe.first_dense && moe.every > 0 && layer % moe.every == moe.phase;
 }
 
@@ -44,8 +43,7 @@ void parse_span(std::string_view text, std::string_view field, LoopConfig& loop)
                       ? parse_int(text, first) && (last = first, true)
                       : parse_int(text.substr(0, dash), first) && parse_int(text.substr(dash + 1), last);
   if (!ok)
-    throw config_error(fmt::format("{} = \"{}\": must be a 1-based inclusive layer span such as \"4-9\"",
-                                   field, text));
+    throw config_error(fmt::format("{} = \"{}\": must be a 1-based inclusive layer span such as \"4-9\"", field, text));
   loop.first = first;
   loop.last = last;
 }

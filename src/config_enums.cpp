@@ -15,15 +15,12 @@ template <typename E, std::size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
 constexpr Names<AttentionType, 2> kAttentionType{{{AttentionType::gqa, "gqa"}, {AttentionType::mla, "mla"}}};
-constexpr Names<QkNorm, 3> kQkNorm{
-    {{QkNorm::none, "none"}, {QkNorm::per_head, "per_head"}, {QkNorm::full, "full"}}};
-constexpr Names<LayerAttention, 3> kLayerAttention{{{LayerAttention::full, "full"},
-                                                    {LayerAttention::sliding, "sliding"},
-                                                    {LayerAttention::chunked, "chunked"}}};
+constexpr Names<QkNorm, 3> kQkNorm{{{QkNorm::none, "none"}, {QkNorm::per_head, "per_head"}, {QkNorm::full, "full"}}};
+constexpr Names<LayerAttention, 3> kLayerAttention{
+    {{LayerAttention::full, "full"}, {LayerAttention::sliding, "sliding"}, {LayerAttention::chunked, "chunked"}}};
 constexpr Names<FfnType, 2> kFfnType{{{FfnType::gated, "gated"}, {FfnType::plain, "plain"}}};
 constexpr Names<NormType, 2> kNormType{{{NormType::rmsnorm, "rmsnorm"}, {NormType::layernorm, "layernorm"}}};
-constexpr Names<RouterScore, 2> kRouterScore{
-    {{RouterScore::softmax, "softmax"}, {RouterScore::sigmoid, "sigmoid"}}};
+constexpr Names<RouterScore, 2> kRouterScore{{{RouterScore::softmax, "softmax"}, {RouterScore::sigmoid, "sigmoid"}}};
 
 template <typename E, std::size_t N>
 std::string_view name_of(const Names<E, N>& names, E value) {

@@ -51,11 +51,10 @@ double attention_bracket(const ModelConfig& c, double s) {
     const double v = dbl(m.v_head_dim);
     const double rank = dbl(m.kv_lora_rank);
     // The "+ 1" per rank is Megatron's charge for the q and kv latent norms.
-    const double q_term = m.q_lora_rank == 0 ? h * nh * (qk + rope)
-                                             : dbl(m.q_lora_rank) * (h + nh * (qk + rope) + 1.0);
+    const double q_term = m.q_lora_rank == 0 ? h * nh * (qk + rope) : dbl(m.q_lora_rank) * (h + nh * (qk + rope) + 1.0);
     return q_term + rank * (h + nh * (qk + v) + 1.0) + h * rope  // q, kv down/up, shared rope key
-           + nh * v * h                                           // output projection
-           + s * nh * (qk + rope) / 2.0 + s * nh * v / 2.0;       // causal QK^T and AV
+           + nh * v * h                                          // output projection
+           + s * nh * (qk + rope) / 2.0 + s * nh * v / 2.0;      // causal QK^T and AV
   }
   // Megatron has no attention_output_gate in a ModelConfig: its gate term is 0.
   const double q = dbl(a.head_dim) * nh;

@@ -28,8 +28,8 @@ FlopTerms& FlopTerms::operator+=(const FlopTerms& o) noexcept {
 
 FlopTerms FlopTerms::scaled(double k) const noexcept {
   FlopTerms r = *this;
-  for (double* v : {&r.attention_qkv, &r.attention_out, &r.attention_scores, &r.attention_values, &r.router,
-                    &r.experts, &r.shared_experts, &r.dense_ffn, &r.elementwise, &r.lm_head, &r.mtp})
+  for (double* v : {&r.attention_qkv, &r.attention_out, &r.attention_scores, &r.attention_values, &r.router, &r.experts,
+                    &r.shared_experts, &r.dense_ffn, &r.elementwise, &r.lm_head, &r.mtp})
     *v *= k;
   return r;
 }
@@ -52,8 +52,8 @@ void add_params(ParamTerms& to, const ParamTerms& p) {
 void count_mtp(const ModelConfig& c, const CountOptions& o, std::int64_t context, CostReport& r) {
   if (c.mtp_modules == 0) return;
   const std::int64_t h = c.hidden_size;
-  const LayerCost block = layer_cost(c, c.num_layers - 1, c.is_moe_layer(c.num_layers - 1), LayerAttention::full,
-                                     context, o);
+  const LayerCost block =
+      layer_cost(c, c.num_layers - 1, c.is_moe_layer(c.num_layers - 1), LayerAttention::full, context, o);
   const std::int64_t proj = mul(2 * h, h, "MTP projection parameters");
   const std::int64_t norms = (c.norm == NormType::layernorm ? 2 : 1) * 3 * h;
   const std::int64_t one = add(add(proj, norms, "MTP parameters"), block.params.total(), "MTP parameters");
@@ -103,8 +103,8 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
   p.embedding = p.terms.embedding;
   p.lm_head = p.terms.lm_head;
   p.total = 0;
-  for (const std::int64_t term : {p.terms.embedding, p.terms.lm_head, p.terms.attention, p.terms.norms,
-                                  p.terms.router, p.terms.experts, p.terms.shared_experts, p.terms.dense_ffn})
+  for (const std::int64_t term : {p.terms.embedding, p.terms.lm_head, p.terms.attention, p.terms.norms, p.terms.router,
+                                  p.terms.experts, p.terms.shared_experts, p.terms.dense_ffn})
     p.total = add(p.total, term, "total parameters");
   p.non_embedding = p.total - p.embedding - p.lm_head;
   p.active_non_embedding = add(active, final_norm, "active parameters");

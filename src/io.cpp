@@ -18,10 +18,10 @@ ConfigFormat detect_format(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
   if (json.is_object() && json.contains("model_type")) return ConfigFormat::huggingface;
   if (json.is_object() && json.contains("schema_version")) return ConfigFormat::native;
-  throw config_error(fmt::format(
-      "{}: cannot tell the format: expected \"schema_version\" (smelt native JSON) or \"model_type\" "
-      "(Hugging Face config.json)",
-      source));
+  throw config_error(
+      fmt::format("{}: cannot tell the format: expected \"schema_version\" (smelt native JSON) or \"model_type\" "
+                  "(Hugging Face config.json)",
+                  source));
 }
 
 ModelConfig parse_config(std::string_view text, std::string_view source) {

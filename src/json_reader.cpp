@@ -86,8 +86,8 @@ const nlohmann::json* JsonObject::find(std::string_view key, bool required) {
 std::int64_t JsonObject::integer(std::string_view key, std::optional<std::int64_t> fallback) {
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or(0);
-  if (v->is_number_integer() && !(v->is_number_unsigned() && v->get<std::uint64_t>() >
-                                                               static_cast<std::uint64_t>(INT64_MAX)))
+  if (v->is_number_integer() &&
+      !(v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)))
     return v->get<std::int64_t>();
   if (v->is_number_float()) {
     const double d = v->get<double>();

@@ -35,11 +35,11 @@ double ffn_elementwise(const ModelConfig& c, i64 f) {
 struct Attention {
   i64 qkv_matmul = 0;  // weights multiplied per token before the scores
   i64 out_matmul = 0;
-  i64 params = 0;      // everything stored: matrices, biases, norms, sinks
-  i64 qk_width = 0;    // heads x query/key head dim
-  i64 v_width = 0;     // heads x value head dim
-  i64 kv_elements = 0; // cached per token
-  i64 normed = 0;      // elements passed through q/k/latent norms
+  i64 params = 0;       // everything stored: matrices, biases, norms, sinks
+  i64 qk_width = 0;     // heads x query/key head dim
+  i64 v_width = 0;      // heads x value head dim
+  i64 kv_elements = 0;  // cached per token
+  i64 normed = 0;       // elements passed through q/k/latent norms
 };
 
 Attention gqa_attention(const ModelConfig& c) {
@@ -146,28 +146,26 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   out.params.norms = norm_params(c, 2 * h);
   out.kv_elements_per_visit = att.kv_elements;
   out.kv_tokens_held = tokens_held(c.attention, kind, context);
-  const i64 kv_bytes = mul(mul(att.kv_elements, out.kv_tokens_held, "KV cache elements"), c.kv_cache_bytes,
-                           "KV cache bytes");
+  const i64 kv_bytes =
+      mul(mul(att.kv_elements, out.kv_tokens_held, "KV cache elements"), c.kv_cache_bytes, "KV cache bytes");
   out.kv_bytes_per_visit = static_cast<double>(kv_bytes) / static_cast<double>(context);
 
-  double elementwise = 4.0 * static_cast<double>(2 * h + att.normed)  // norms
-                       + 2.0 * static_cast<double>(h)                 // residual adds
+  double elementwise = 4.0 * static_cast<double>(2 * h + att.normed)                   // norms
+                       + 2.0 * static_cast<double>(h)                                  // residual adds
                        + 5.0 * static_cast<double>(c.attention.num_heads) * attended;  // softmax
-  if (c.visits(layer) > 1) elementwise += 2.0 * static_cast<double>(h);  // residual scale
+  if (c.visits(layer) > 1) elementwise += 2.0 * static_cast<double>(h);                // residual scale
 
   i64 active_ffn = 0;
   if (moe) {
     const auto& m = c.moe;
     const i64 expert = add(ffn_matmul(c, m.expert_width), ffn_bias(c, m.expert_width), "expert parameters");
-    const i64 shared_one = m.num_shared_experts > 0
-                               ? add(ffn_matmul(c, m.shared_width), ffn_bias(c, m.shared_width), "shared expert")
-                               : 0;
-    out.params.router = add(mul(h, m.num_experts, "router parameters"), m.router_bias ? m.num_experts : 0,
-                            "router parameters");
+    const i64 shared_one =
+        m.num_shared_experts > 0 ? add(ffn_matmul(c, m.shared_width), ffn_bias(c, m.shared_width), "shared expert") : 0;
+    out.params.router =
+        add(mul(h, m.num_experts, "router parameters"), m.router_bias ? m.num_experts : 0, "router parameters");
     out.params.experts = mul(m.num_experts, expert, "routed expert parameters");
-    out.params.shared_experts =
-        add(mul(m.num_shared_experts, shared_one, "shared expert parameters"), m.shared_gate ? h : 0,
-            "shared expert parameters");
+    out.params.shared_experts = add(mul(m.num_shared_experts, shared_one, "shared expert parameters"),
+                                    m.shared_gate ? h : 0, "shared expert parameters");
     active_ffn = add(add(out.params.router, mul(m.top_k, expert, "active expert parameters"), "active parameters"),
                      out.params.shared_experts, "active parameters");
     f.router = 2.0 * static_cast<double>(h) * static_cast<double>(m.num_experts);
@@ -186,8 +184,8 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
     elementwise += ffn_elementwise(c, c.ffn.dense_width);
   }
   if (options.elementwise) f.elementwise = elementwise;
-  out.active_params = add(add(out.params.attention, out.params.norms, "active parameters"), active_ffn,
-                          "active parameters");
+  out.active_params =
+      add(add(out.params.attention, out.params.norms, "active parameters"), active_ffn, "active parameters");
   return out;
 }
 

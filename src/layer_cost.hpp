@@ -16,7 +16,7 @@ std::int64_t attended_pairs(const AttentionConfig& a, LayerAttention kind, std::
 std::int64_t tokens_held(const AttentionConfig& a, LayerAttention kind, std::int64_t context);
 
 // Everything one layer costs, for one visit. FLOPs are per token.
-LayerCost layer_cost(const ModelConfig& c, std::int64_t layer, bool moe, LayerAttention kind,
-                     std::int64_t context, const CountOptions& options);
+LayerCost layer_cost(const ModelConfig& c, std::int64_t layer, bool moe, LayerAttention kind, std::int64_t context,
+                     const CountOptions& options);
 
 }  // namespace smelt::detail

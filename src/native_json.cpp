@@ -47,8 +47,9 @@ void read_attention(detail::JsonObject a, ModelConfig& c) {
   at.sinks = a.boolean("sinks", false);
   if (const auto* p = a.raw("pattern")) {
     at.pattern.clear();
-    if (!p->is_array()) a.violation(fmt::format("{} = {}: must be an array of \"full\", \"sliding\" or \"chunked\"",
-                                                a.field("pattern"), p->dump()));
+    if (!p->is_array())
+      a.violation(fmt::format("{} = {}: must be an array of \"full\", \"sliding\" or \"chunked\"", a.field("pattern"),
+                              p->dump()));
     for (std::size_t i = 0; p->is_array() && i < p->size(); ++i) {
       const std::string field = fmt::format("{}[{}]", a.field("pattern"), i);
       try {

@@ -9,18 +9,28 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json flop_terms(const FlopTerms& t) {
-  return {{"attention_qkv", t.attention_qkv},   {"attention_out", t.attention_out},
-          {"attention_scores", t.attention_scores}, {"attention_values", t.attention_values},
-          {"router", t.router},                 {"experts", t.experts},
-          {"shared_experts", t.shared_experts}, {"dense_ffn", t.dense_ffn},
-          {"elementwise", t.elementwise},       {"lm_head", t.lm_head},
+  return {{"attention_qkv", t.attention_qkv},
+          {"attention_out", t.attention_out},
+          {"attention_scores", t.attention_scores},
+          {"attention_values", t.attention_values},
+          {"router", t.router},
+          {"experts", t.experts},
+          {"shared_experts", t.shared_experts},
+          {"dense_ffn", t.dense_ffn},
+          {"elementwise", t.elementwise},
+          {"lm_head", t.lm_head},
           {"mtp", t.mtp}};
 }
 
 ordered_json param_terms(const ParamTerms& t) {
-  return {{"embedding", t.embedding}, {"lm_head", t.lm_head}, {"attention", t.attention},
-          {"norms", t.norms},         {"router", t.router},   {"experts", t.experts},
-          {"shared_experts", t.shared_experts}, {"dense_ffn", t.dense_ffn}};
+  return {{"embedding", t.embedding},
+          {"lm_head", t.lm_head},
+          {"attention", t.attention},
+          {"norms", t.norms},
+          {"router", t.router},
+          {"experts", t.experts},
+          {"shared_experts", t.shared_experts},
+          {"dense_ffn", t.dense_ffn}};
 }
 
 ordered_json layer_json(const LayerCost& l) {
@@ -49,9 +59,12 @@ ordered_json flops_json(const CountedModel& m, Convention convention) {
     const MegatronFlops mf = megatron_flops(m.config, m.cost.context_length);
     f["forward"] = mf.forward();
     f["training"] = mf.training();
-    f["terms_training"] = {{"self_attention", mf.self_attention}, {"dense_mlp", mf.dense_mlp},
-                           {"routed_experts", mf.routed_experts}, {"shared_experts", mf.shared_experts},
-                           {"mtp", mf.mtp},                       {"logits", mf.logits}};
+    f["terms_training"] = {{"self_attention", mf.self_attention},
+                           {"dense_mlp", mf.dense_mlp},
+                           {"routed_experts", mf.routed_experts},
+                           {"shared_experts", mf.shared_experts},
+                           {"mtp", mf.mtp},
+                           {"logits", mf.logits}};
     return f;
   }
   const auto& c = m.cost.flops;
@@ -76,14 +89,10 @@ ordered_json model_json(const CountedModel& m, Convention convention) {
                  {"count", m.config.loop.count},
                  {"residual_scale", m.config.loop.residual_scale}};
   const auto& p = r.params;
-  j["params"] = {{"total", p.total},
-                 {"embedding", p.embedding},
-                 {"lm_head", p.lm_head},
-                 {"non_embedding", p.non_embedding},
-                 {"active", p.active},
-                 {"active_non_embedding", p.active_non_embedding},
-                 {"mtp", p.mtp},
-                 {"terms", param_terms(p.terms)}};
+  j["params"] = {{"total", p.total},     {"embedding", p.embedding},
+                 {"lm_head", p.lm_head}, {"non_embedding", p.non_embedding},
+                 {"active", p.active},   {"active_non_embedding", p.active_non_embedding},
+                 {"mtp", p.mtp},         {"terms", param_terms(p.terms)}};
   j["flops_per_token"] = flops_json(m, convention);
   j["kv_cache"] = {{"bytes_per_token", r.kv.bytes_per_token},
                    {"elements_per_token", r.kv.elements_per_token},

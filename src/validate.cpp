@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "smelt/config.hpp"
-#include "smelt/error.hpp"
 #include "smelt/detail/checked.hpp"
 #include "smelt/detail/count_impl.hpp"
+#include "smelt/error.hpp"
 
 namespace smelt {
 namespace {
@@ -50,8 +50,8 @@ void check_attention(const ModelConfig& c, Violations& v) {
     v.range("attention.num_kv_heads", a.num_kv_heads, 1, kMaxWidth);
     v.range("attention.head_dim", a.head_dim, 1, kMaxWidth);
     if (a.num_heads > 0 && a.num_kv_heads > 0 && a.num_heads % a.num_kv_heads != 0)
-      v.add(fmt::format("attention.num_kv_heads = {}: must divide attention.num_heads = {}",
-                        a.num_kv_heads, a.num_heads));
+      v.add(fmt::format("attention.num_kv_heads = {}: must divide attention.num_heads = {}", a.num_kv_heads,
+                        a.num_heads));
   } else {
     const auto& m = a.mla;
     v.range("attention.q_lora_rank", m.q_lora_rank, 0, kMaxWidth);
@@ -67,7 +67,9 @@ void check_attention(const ModelConfig& c, Violations& v) {
   else if (static_cast<std::int64_t>(a.pattern.size()) > c.num_layers && c.num_layers > 0)
     v.add(fmt::format("attention.pattern has {} entries: must have at most num_layers = {}", a.pattern.size(),
                       c.num_layers));
-  const auto uses = [&](LayerAttention k) { return std::find(a.pattern.begin(), a.pattern.end(), k) != a.pattern.end(); };
+  const auto uses = [&](LayerAttention k) {
+    return std::find(a.pattern.begin(), a.pattern.end(), k) != a.pattern.end();
+  };
   if (uses(LayerAttention::sliding))
     v.range("attention.window", a.window, 1, kMaxContext);
   else if (a.window != 0)

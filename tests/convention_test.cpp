@@ -119,11 +119,11 @@ double transformer_flops(MegatronArgs args, double batch_size) {
       q_term = hidden_size * heads * (qk_head_dim + qk_pos_emb_head_dim);
     else
       q_term = d(*args.q_lora_rank) * (hidden_size + heads * (qk_head_dim + qk_pos_emb_head_dim) + 1);
-    standard_self_attn_term = forward_backward_expansion_factor * fma_expansion_factor *
-                              (q_term + kv_lora_rank * (hidden_size + heads * (qk_head_dim + v_head_dim) + 1) +
-                               hidden_size * qk_pos_emb_head_dim + (heads * v_head_dim) * hidden_size +
-                               seq_length * (heads * (qk_head_dim + qk_pos_emb_head_dim)) / 2 +
-                               seq_length * heads * v_head_dim / 2);
+    standard_self_attn_term =
+        forward_backward_expansion_factor * fma_expansion_factor *
+        (q_term + kv_lora_rank * (hidden_size + heads * (qk_head_dim + v_head_dim) + 1) +
+         hidden_size * qk_pos_emb_head_dim + (heads * v_head_dim) * hidden_size +
+         seq_length * (heads * (qk_head_dim + qk_pos_emb_head_dim)) / 2 + seq_length * heads * v_head_dim / 2);
   } else {
     const double query_projection_size = d(args.kv_channels) * heads;
     const double key_projection_size = d(args.kv_channels) * d(args.num_query_groups);

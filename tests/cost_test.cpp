@@ -91,11 +91,11 @@ TEST_CASE("MLA counts its low-rank projections and caches the latent plus the ro
 TEST_CASE("biases, sinks, QK-norm and LayerNorm add their parameters", "[cost]") {
   ModelConfig c = test::tiny_dense(1);
   const std::int64_t base = count(c).layers[0].params.total();
-  c.attention.qkv_bias = true;  // 64 + 2*32
-  c.attention.out_bias = true;  // 64
-  c.attention.sinks = true;     // 4
+  c.attention.qkv_bias = true;             // 64 + 2*32
+  c.attention.out_bias = true;             // 64
+  c.attention.sinks = true;                // 4
   c.attention.qk_norm = QkNorm::per_head;  // 2*16
-  c.ffn.bias = true;            // gated: 2*128 + 64
+  c.ffn.bias = true;                       // gated: 2*128 + 64
   CHECK(count(c).layers[0].params.total() == base + 128 + 64 + 4 + 32 + 320);
   c.norm = NormType::layernorm;  // every norm doubles: 2*64 + 2*16
   CHECK(count(c).layers[0].params.total() == base + 128 + 64 + 4 + 32 + 320 + 128 + 32);

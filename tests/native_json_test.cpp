@@ -21,8 +21,8 @@ std::vector<std::string> errors_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("the native examples round-trip byte for byte", "[native_json]") {
-  for (const char* name : {"smelt-baseline-12l.json", "smelt-looped-12l.json", "mixtral-8x7b.json",
-                           "tiny-moe.json", "deepseek-v3-mla.json"}) {
+  for (const char* name : {"smelt-baseline-12l.json", "smelt-looped-12l.json", "mixtral-8x7b.json", "tiny-moe.json",
+                           "deepseek-v3-mla.json"}) {
     INFO(name);
     const std::string text = example(name);
     CHECK(to_json(parse_native_config(text)) == text);

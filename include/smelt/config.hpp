@@ -128,8 +128,8 @@ struct ModelConfig {
   std::int64_t mtp_modules = 0;  // multi-token-prediction modules (DeepSeek-V3)
 
   bool is_moe() const noexcept { return moe.num_experts > 0; }
-  bool is_moe_layer(std::int64_t layer) const;              // 0-based
-  LayerAttention attention_at(std::int64_t layer) const;    // 0-based
+  bool is_moe_layer(std::int64_t layer) const;            // 0-based
+  LayerAttention attention_at(std::int64_t layer) const;  // 0-based
   // How many times 0-based `layer` executes per token (loop.count inside the span).
   std::int64_t visits(std::int64_t layer) const;
 

@@ -19,12 +19,12 @@ Convention parse_convention(std::string_view s, std::string_view field);
 // batch x seq_length, split into the terms its formula adds up. Looped layers
 // count once per visit (Megatron's num_layers = executed layers).
 struct MegatronFlops {
-  double self_attention = 0;   // QKV/O projections and core attention with causal s/2
-  double dense_mlp = 0;        // non-MoE FFN layers
-  double routed_experts = 0;   // top-k experts
+  double self_attention = 0;  // QKV/O projections and core attention with causal s/2
+  double dense_mlp = 0;       // non-MoE FFN layers
+  double routed_experts = 0;  // top-k experts
   double shared_experts = 0;
-  double mtp = 0;              // MTP norms and eh projection
-  double logits = 0;           // output layer, once per MTP module too
+  double mtp = 0;     // MTP norms and eh projection
+  double logits = 0;  // output layer, once per MTP module too
 
   double training() const noexcept {
     return self_attention + dense_mlp + routed_experts + shared_experts + mtp + logits;

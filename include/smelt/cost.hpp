@@ -38,8 +38,8 @@ struct FlopTerms {
 
   // Everything but mtp: the forward pass of the main model.
   double forward() const noexcept {
-    return attention_qkv + attention_out + attention_scores + attention_values + router + experts +
-           shared_experts + dense_ffn + elementwise + lm_head;
+    return attention_qkv + attention_out + attention_scores + attention_values + router + experts + shared_experts +
+           dense_ffn + elementwise + lm_head;
   }
   FlopTerms& operator+=(const FlopTerms& o) noexcept;
   FlopTerms scaled(double factor) const noexcept;
@@ -69,10 +69,10 @@ struct LayerCost {
   std::int64_t visits = 1;  // executions per token
   ParamTerms params;        // stored once, whatever the visits
   std::int64_t active_params = 0;
-  FlopTerms flops_per_visit;  // forward, per token, one visit
-  double kv_bytes_per_visit = 0;  // per token of context, one visit
+  FlopTerms flops_per_visit;               // forward, per token, one visit
+  double kv_bytes_per_visit = 0;           // per token of context, one visit
   std::int64_t kv_elements_per_visit = 0;  // per cached token, one visit
-  std::int64_t kv_tokens_held = 0;  // tokens a visit caches at the context length
+  std::int64_t kv_tokens_held = 0;         // tokens a visit caches at the context length
 };
 
 struct CostReport {
@@ -99,8 +99,8 @@ struct CostReport {
   } flops;
 
   struct KvCache {
-    double bytes_per_token = 0;     // total bytes at the context length / context length
-    double elements_per_token = 0;  // same, in elements
+    double bytes_per_token = 0;         // total bytes at the context length / context length
+    double elements_per_token = 0;      // same, in elements
     std::int64_t bytes_at_context = 0;  // cache of one full sequence of context_length
   } kv;
 

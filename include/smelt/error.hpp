@@ -20,8 +20,7 @@ class error : public std::runtime_error {
 class config_error : public error {
  public:
   explicit config_error(std::vector<std::string> violations);
-  explicit config_error(const std::string& violation)
-      : config_error(std::vector<std::string>{violation}) {}
+  explicit config_error(const std::string& violation) : config_error(std::vector<std::string>{violation}) {}
 
   const std::vector<std::string>& violations() const noexcept { return violations_; }
 
