@@ -1,6 +1,8 @@
 // count(): assembles per-layer costs over the LayerSchedule.
 #include "smelt/cost.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "layer_cost.hpp"
@@ -72,10 +74,19 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
   r.model = c.name;
   r.context_length = context;
 
+  // A layer's cost depends only on its kind (MoE or dense, attention kind,
+  // looped or not), so each kind is counted once and copied.
+  std::optional<LayerCost> kinds[2][3][2];
   r.layers.reserve(static_cast<std::size_t>(c.num_layers));
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
-    r.layers.push_back(layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), context, o));
-    r.layers.back().visits = c.visits(i);
+    const bool moe = c.is_moe_layer(i);
+    const LayerAttention kind = c.attention_at(i);
+    const std::int64_t visits = c.visits(i);
+    auto& cached = kinds[moe ? 1 : 0][static_cast<int>(kind)][visits > 1 ? 1 : 0];
+    if (!cached) cached = layer_cost(c, i, moe, kind, context, o);
+    r.layers.push_back(*cached);
+    r.layers.back().layer = i + 1;
+    r.layers.back().visits = visits;
   }
 
   std::int64_t active = 0;

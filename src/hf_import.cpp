@@ -63,13 +63,8 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
 void check_layer_indices(JsonObject& o, std::string_view key, const std::vector<i64>& layers, const ModelConfig& c) {
   for (std::size_t i = 0; i < layers.size(); ++i)
     if (sane_depth(c) && (layers[i] < 0 || layers[i] >= c.num_layers))
-      o.violation(fmt::format("{}[{}] = {}: must be a 0-based layer in 0..{}", o.field(key), i, layers[i],
-                              c.num_layers - 1));
-}
-
-// An integer that is required, but where an explicit null means 0 (DeepSeek's q_lora_rank).
-i64 nullable_integer(JsonObject& o, std::string_view key) {
-  return o.has(key) ? o.integer(key, 0) : o.integer(key);
+      o.violation(
+          fmt::format("{}[{}] = {}: must be a 0-based layer in 0..{}", o.field(key), i, layers[i], c.num_layers - 1));
 }
 
 i64 derived_head_dim(const ModelConfig& c) {
@@ -108,9 +103,13 @@ Kinds qwen_kinds(JsonObject& o, const ModelConfig& c) {
       c, [&](i64 i) { return use && i >= from ? LayerAttention::sliding : LayerAttention::full; });
 }
 
-// Qwen2-MoE/Qwen3-MoE: 0-based layer i is MoE when (i + 1) % decoder_sparse_step
-// == 0 and i is not in mlp_only_layers; the other layers are dense of intermediate_size.
-void qwen_moe_layers(JsonObject& o, ModelConfig& c) {
+// Qwen2-MoE/Qwen3-MoE experts: 0-based layer i is MoE when (i + 1) %
+// decoder_sparse_step == 0 and i is not in mlp_only_layers; the other layers
+// are dense of intermediate_size.
+void read_qwen_moe(JsonObject& o, ModelConfig& c) {
+  c.moe.num_experts = o.integer("num_experts");
+  c.moe.top_k = o.integer("num_experts_per_tok");
+  c.moe.expert_width = o.integer("moe_intermediate_size");
   const i64 step = o.integer("decoder_sparse_step", 1);
   const auto dense_only = integer_list(o, "mlp_only_layers").value_or(std::vector<i64>{});
   check_layer_indices(o, "mlp_only_layers", dense_only, c);
@@ -174,22 +173,16 @@ Kinds read_qwen3(JsonObject& o, ModelConfig& c) {
 // Qwen1.5-MoE / Qwen2-MoE: one shared expert behind a sigmoid gate (Linear H -> 1).
 Kinds read_qwen2_moe(JsonObject& o, ModelConfig& c) {
   Kinds kinds = read_qwen2(o, c);
-  c.moe.num_experts = o.integer("num_experts");
-  c.moe.top_k = o.integer("num_experts_per_tok");
-  c.moe.expert_width = o.integer("moe_intermediate_size");
   c.moe.shared_width = o.integer("shared_expert_intermediate_size");
   c.moe.num_shared_experts = c.moe.shared_width > 0 ? 1 : 0;
   c.moe.shared_gate = c.moe.num_shared_experts > 0;
-  qwen_moe_layers(o, c);
+  read_qwen_moe(o, c);  // last: it clears the MoE settings when no layer is MoE
   return kinds;
 }
 
 Kinds read_qwen3_moe(JsonObject& o, ModelConfig& c) {
   Kinds kinds = read_qwen3(o, c);
-  c.moe.num_experts = o.integer("num_experts");
-  c.moe.top_k = o.integer("num_experts_per_tok");
-  c.moe.expert_width = o.integer("moe_intermediate_size");
-  qwen_moe_layers(o, c);
+  read_qwen_moe(o, c);
   return kinds;
 }
 
@@ -212,7 +205,8 @@ Kinds read_deepseek(JsonObject& o, ModelConfig& c) {
   auto& a = c.attention;
   a.type = AttentionType::mla;
   a.num_kv_heads = 0;  // MLA caches the latent, not per-head keys and values
-  a.mla.q_lora_rank = nullable_integer(o, "q_lora_rank");  // null: queries projected directly (V2-Lite)
+  // q_lora_rank is required, but null means queries are projected from the hidden state directly (V2-Lite).
+  a.mla.q_lora_rank = o.has("q_lora_rank") ? o.integer("q_lora_rank", 0) : o.integer("q_lora_rank");
   a.mla.kv_lora_rank = o.integer("kv_lora_rank");
   a.mla.qk_nope_head_dim = o.integer("qk_nope_head_dim");
   a.mla.qk_rope_head_dim = o.integer("qk_rope_head_dim");
@@ -386,7 +380,9 @@ void set_pattern(JsonObject& o, ModelConfig& c, const Kinds& family_kinds) {
   const Kinds kinds = layer_types(o, c).value_or(family_kinds);
   auto& a = c.attention;
   a.pattern = kinds.empty() ? Kinds{LayerAttention::full} : shortest_cycle(kinds);
-  const auto uses = [&](LayerAttention k) { return std::find(a.pattern.begin(), a.pattern.end(), k) != a.pattern.end(); };
+  const auto uses = [&](LayerAttention k) {
+    return std::find(a.pattern.begin(), a.pattern.end(), k) != a.pattern.end();
+  };
   if (uses(LayerAttention::sliding)) a.window = o.integer("sliding_window");
   if (uses(LayerAttention::chunked)) a.chunk = o.integer("attention_chunk_size", 8192);  // Llama4TextConfig default
 }
@@ -437,11 +433,11 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
   JsonObject root(json, "", violations);
   const std::string type = root.string("model_type");
   if (!violations.empty()) throw config_error(std::move(violations));
-  const auto family = std::find_if(kFamilies.begin(), kFamilies.end(),
-                                   [&](const Family& f) { return f.model_type == type; });
+  const auto family =
+      std::find_if(kFamilies.begin(), kFamilies.end(), [&](const Family& f) { return f.model_type == type; });
   if (family == kFamilies.end())
-    throw config_error(fmt::format("model_type = \"{}\": not supported; supported: {}", type,
-                                   fmt::join(hf_model_types(), ", ")));
+    throw config_error(
+        fmt::format("model_type = \"{}\": not supported; supported: {}", type, fmt::join(hf_model_types(), ", ")));
 
   ModelConfig c;
   c.name = root.string("_name_or_path", "");

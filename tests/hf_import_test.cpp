@@ -13,6 +13,8 @@
 // active_non_embedding + lm_head.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "smelt/cost.hpp"
@@ -69,18 +71,73 @@ std::int64_t llama4_vision_params(const nlohmann::json& root) {
          v.at("vision_output_dim").get<std::int64_t>() * text_h;
 }
 
+// gpt-oss as its config.json describes it; the two sizes differ only in depth and expert count.
+ModelConfig gpt_oss(std::int64_t layers, std::int64_t experts) {
+  ModelConfig e;
+  e.name = "gpt_oss";
+  e.vocab_size = 201088;
+  e.num_layers = layers;
+  e.hidden_size = 2880;
+  e.context_length = 131072;
+  e.attention.num_heads = 64;
+  e.attention.num_kv_heads = 8;
+  e.attention.head_dim = 64;
+  e.attention.qkv_bias = true;
+  e.attention.out_bias = true;
+  e.attention.sinks = true;
+  e.attention.pattern = {LayerAttention::sliding, LayerAttention::full};
+  e.attention.window = 128;
+  e.ffn.bias = true;
+  e.moe.num_experts = experts;
+  e.moe.top_k = 4;
+  e.moe.expert_width = 2880;
+  e.moe.router_bias = true;
+  return e;
+}
+
+// A Llama 4 text model as its config.json describes it: Scout and Maverick differ in expert count, MoE
+// interleaving and context.
+ModelConfig llama4(std::int64_t experts, std::int64_t step, std::int64_t context) {
+  ModelConfig e;
+  e.name = "llama4";
+  e.vocab_size = 202048;
+  e.num_layers = 48;
+  e.hidden_size = 5120;
+  e.context_length = context;
+  e.attention.num_heads = 40;
+  e.attention.num_kv_heads = 8;
+  e.attention.head_dim = 128;
+  e.attention.pattern = {LayerAttention::chunked, LayerAttention::chunked, LayerAttention::chunked,
+                         LayerAttention::full};
+  e.attention.chunk = 8192;
+  e.ffn.dense_width = 16384;
+  e.moe.num_experts = experts;
+  e.moe.top_k = 1;
+  e.moe.expert_width = 8192;
+  e.moe.num_shared_experts = 1;
+  e.moe.shared_width = 8192;
+  e.moe.router_score = RouterScore::sigmoid;
+  e.moe.every = step;
+  e.moe.phase = step - 1;
+  return e;
+}
+
 }  // namespace
 
-TEST_CASE("Mixtral-8x7B imports with its published sizes and reproduces 46.7B total and 12.9B active",
-          "[hf_import]") {
+TEST_CASE("Mixtral-8x7B imports with its published sizes and reproduces 46.7B total and 12.9B active", "[hf_import]") {
   const ModelConfig c = read_config(example_path("mixtral-8x7b.json"));
-  ModelConfig e{.name = "mixtral",
-                .vocab_size = 32000,
-                .num_layers = 32,
-                .hidden_size = 4096,
-                .context_length = 32768,
-                .attention = {.num_heads = 32, .num_kv_heads = 8, .head_dim = 128},
-                .moe = {.num_experts = 8, .top_k = 2, .expert_width = 14336}};
+  ModelConfig e;
+  e.name = "mixtral";
+  e.vocab_size = 32000;
+  e.num_layers = 32;
+  e.hidden_size = 4096;
+  e.context_length = 32768;
+  e.attention.num_heads = 32;
+  e.attention.num_kv_heads = 8;
+  e.attention.head_dim = 128;
+  e.moe.num_experts = 8;
+  e.moe.top_k = 2;
+  e.moe.expert_width = 14336;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -102,13 +159,19 @@ TEST_CASE("Mixtral-8x7B imports with its published sizes and reproduces 46.7B to
 TEST_CASE("OLMoE-1B-7B-0924 imports with its published sizes and reproduces 6.9B total and 1.3B active",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("olmoe-1b-7b-0924.json"));
-  ModelConfig e{.name = "olmoe",
-                .vocab_size = 50304,
-                .num_layers = 16,
-                .hidden_size = 2048,
-                .context_length = 4096,
-                .attention = {.num_heads = 16, .num_kv_heads = 16, .head_dim = 128, .qk_norm = QkNorm::full},
-                .moe = {.num_experts = 64, .top_k = 8, .expert_width = 1024}};
+  ModelConfig e;
+  e.name = "olmoe";
+  e.vocab_size = 50304;
+  e.num_layers = 16;
+  e.hidden_size = 2048;
+  e.context_length = 4096;
+  e.attention.num_heads = 16;
+  e.attention.num_kv_heads = 16;
+  e.attention.head_dim = 128;
+  e.attention.qk_norm = QkNorm::full;
+  e.moe.num_experts = 64;
+  e.moe.top_k = 8;
+  e.moe.expert_width = 1024;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -129,19 +192,23 @@ TEST_CASE("OLMoE-1B-7B-0924 imports with its published sizes and reproduces 6.9B
 TEST_CASE("Qwen1.5-MoE-A2.7B imports with a gated shared expert and reproduces 14.3B total and 2.7B active",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("qwen1.5-moe-a2.7b.json"));
-  ModelConfig e{.name = "qwen2_moe",
-                .vocab_size = 151936,
-                .num_layers = 24,
-                .hidden_size = 2048,
-                .context_length = 8192,
-                .attention = {.num_heads = 16, .num_kv_heads = 16, .head_dim = 128, .qkv_bias = true},
-                .ffn = {.dense_width = 5632},
-                .moe = {.num_experts = 60,
-                        .top_k = 4,
-                        .expert_width = 1408,
-                        .num_shared_experts = 1,
-                        .shared_width = 5632,
-                        .shared_gate = true}};
+  ModelConfig e;
+  e.name = "qwen2_moe";
+  e.vocab_size = 151936;
+  e.num_layers = 24;
+  e.hidden_size = 2048;
+  e.context_length = 8192;
+  e.attention.num_heads = 16;
+  e.attention.num_kv_heads = 16;
+  e.attention.head_dim = 128;
+  e.attention.qkv_bias = true;
+  e.ffn.dense_width = 5632;
+  e.moe.num_experts = 60;
+  e.moe.top_k = 4;
+  e.moe.expert_width = 1408;
+  e.moe.num_shared_experts = 1;
+  e.moe.shared_width = 5632;
+  e.moe.shared_gate = true;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -155,17 +222,22 @@ TEST_CASE("Qwen1.5-MoE-A2.7B imports with a gated shared expert and reproduces 1
   CHECK(truncates_to(r.params.active_non_embedding, 2.0e9, 0.1e9));
 }
 
-TEST_CASE("Qwen3-30B-A3B imports with per-head QK-norm and reproduces 30.5B total and 3.3B active",
-          "[hf_import]") {
+TEST_CASE("Qwen3-30B-A3B imports with per-head QK-norm and reproduces 30.5B total and 3.3B active", "[hf_import]") {
   const ModelConfig c = read_config(example_path("qwen3-30b-a3b.json"));
-  ModelConfig e{.name = "qwen3_moe",
-                .vocab_size = 151936,
-                .num_layers = 48,
-                .hidden_size = 2048,
-                .context_length = 40960,
-                .attention = {.num_heads = 32, .num_kv_heads = 4, .head_dim = 128, .qk_norm = QkNorm::per_head},
-                .ffn = {.dense_width = 6144},
-                .moe = {.num_experts = 128, .top_k = 8, .expert_width = 768}};
+  ModelConfig e;
+  e.name = "qwen3_moe";
+  e.vocab_size = 151936;
+  e.num_layers = 48;
+  e.hidden_size = 2048;
+  e.context_length = 40960;
+  e.attention.num_heads = 32;
+  e.attention.num_kv_heads = 4;
+  e.attention.head_dim = 128;
+  e.attention.qk_norm = QkNorm::per_head;
+  e.ffn.dense_width = 6144;
+  e.moe.num_experts = 128;
+  e.moe.top_k = 8;
+  e.moe.expert_width = 768;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -179,31 +251,31 @@ TEST_CASE("Qwen3-30B-A3B imports with per-head QK-norm and reproduces 30.5B tota
   CHECK(truncates_to(r.params.active, 3.3e9, 0.1e9));
 }
 
-TEST_CASE("DeepSeek-V3 imports as MLA with an MTP module and reproduces 671B total and 37B active",
-          "[hf_import]") {
+TEST_CASE("DeepSeek-V3 imports as MLA with an MTP module and reproduces 671B total and 37B active", "[hf_import]") {
   const ModelConfig c = read_config(example_path("deepseek-v3.json"));
-  ModelConfig e{.name = "deepseek_v3",
-                .vocab_size = 129280,
-                .num_layers = 61,
-                .hidden_size = 7168,
-                .context_length = 163840,
-                .attention = {.type = AttentionType::mla,
-                              .num_heads = 128,
-                              .mla = {.q_lora_rank = 1536,
-                                      .kv_lora_rank = 512,
-                                      .qk_nope_head_dim = 128,
-                                      .qk_rope_head_dim = 64,
-                                      .v_head_dim = 128}},
-                .ffn = {.dense_width = 18432},
-                .moe = {.num_experts = 256,
-                        .top_k = 8,
-                        .expert_width = 2048,
-                        .num_shared_experts = 1,
-                        .shared_width = 2048,
-                        .router_bias = true,
-                        .router_score = RouterScore::sigmoid,
-                        .first_dense = 3},
-                .mtp_modules = 1};
+  ModelConfig e;
+  e.name = "deepseek_v3";
+  e.vocab_size = 129280;
+  e.num_layers = 61;
+  e.hidden_size = 7168;
+  e.context_length = 163840;
+  e.attention.type = AttentionType::mla;
+  e.attention.num_heads = 128;
+  e.attention.mla.q_lora_rank = 1536;
+  e.attention.mla.kv_lora_rank = 512;
+  e.attention.mla.qk_nope_head_dim = 128;
+  e.attention.mla.qk_rope_head_dim = 64;
+  e.attention.mla.v_head_dim = 128;
+  e.ffn.dense_width = 18432;
+  e.moe.num_experts = 256;
+  e.moe.top_k = 8;
+  e.moe.expert_width = 2048;
+  e.moe.num_shared_experts = 1;
+  e.moe.shared_width = 2048;
+  e.moe.router_bias = true;
+  e.moe.router_score = RouterScore::sigmoid;
+  e.moe.first_dense = 3;
+  e.mtp_modules = 1;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -222,29 +294,29 @@ TEST_CASE("DeepSeek-V3 imports as MLA with an MTP module and reproduces 671B tot
   CHECK(r.kv.elements_per_token == 61.0 * 576.0);
 }
 
-TEST_CASE("DeepSeek-V2-Lite imports without a query LoRA and reproduces 15.7B total; its 2.4B active only "
-          "truncated",
+TEST_CASE("DeepSeek-V2-Lite imports without a query LoRA; 15.7B total reproduces, 2.4B active only truncated",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("deepseek-v2-lite.json"));
-  ModelConfig e{.name = "deepseek_v2",
-                .vocab_size = 102400,
-                .num_layers = 27,
-                .hidden_size = 2048,
-                .context_length = 163840,
-                .attention = {.type = AttentionType::mla,
-                              .num_heads = 16,
-                              .mla = {.q_lora_rank = 0,
-                                      .kv_lora_rank = 512,
-                                      .qk_nope_head_dim = 128,
-                                      .qk_rope_head_dim = 64,
-                                      .v_head_dim = 128}},
-                .ffn = {.dense_width = 10944},
-                .moe = {.num_experts = 64,
-                        .top_k = 6,
-                        .expert_width = 1408,
-                        .num_shared_experts = 2,
-                        .shared_width = 1408,
-                        .first_dense = 1}};
+  ModelConfig e;
+  e.name = "deepseek_v2";
+  e.vocab_size = 102400;
+  e.num_layers = 27;
+  e.hidden_size = 2048;
+  e.context_length = 163840;
+  e.attention.type = AttentionType::mla;
+  e.attention.num_heads = 16;
+  e.attention.mla.q_lora_rank = 0;
+  e.attention.mla.kv_lora_rank = 512;
+  e.attention.mla.qk_nope_head_dim = 128;
+  e.attention.mla.qk_rope_head_dim = 64;
+  e.attention.mla.v_head_dim = 128;
+  e.ffn.dense_width = 10944;
+  e.moe.num_experts = 64;
+  e.moe.top_k = 6;
+  e.moe.expert_width = 1408;
+  e.moe.num_shared_experts = 2;
+  e.moe.shared_width = 1408;
+  e.moe.first_dense = 1;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -262,21 +334,7 @@ TEST_CASE("DeepSeek-V2-Lite imports without a query LoRA and reproduces 15.7B to
 TEST_CASE("gpt-oss-20b imports with sinks, biases and alternating sliding layers and reproduces 20.9B and 3.6B",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("gpt-oss-20b.json"));
-  ModelConfig e{.name = "gpt_oss",
-                .vocab_size = 201088,
-                .num_layers = 24,
-                .hidden_size = 2880,
-                .context_length = 131072,
-                .attention = {.num_heads = 64,
-                              .num_kv_heads = 8,
-                              .head_dim = 64,
-                              .qkv_bias = true,
-                              .out_bias = true,
-                              .sinks = true,
-                              .pattern = {LayerAttention::sliding, LayerAttention::full},
-                              .window = 128},
-                .ffn = {.bias = true},
-                .moe = {.num_experts = 32, .top_k = 4, .expert_width = 2880, .router_bias = true}};
+  const ModelConfig e = gpt_oss(24, 32);
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -292,10 +350,9 @@ TEST_CASE("gpt-oss-20b imports with sinks, biases and alternating sliding layers
 
 TEST_CASE("gpt-oss-120b imports with 128 experts and reproduces 116.8B total and 5.1B active", "[hf_import]") {
   const ModelConfig c = read_config(example_path("gpt-oss-120b.json"));
-  CHECK(c.num_layers == 36);
-  CHECK(c.moe.num_experts == 128);
-  CHECK(c.moe.top_k == 4);
-  CHECK(c.attention.pattern == std::vector<LayerAttention>{LayerAttention::sliding, LayerAttention::full});
+  const ModelConfig e = gpt_oss(36, 128);
+  CHECK(to_json(c) == to_json(e));
+  CHECK(c == e);
 
   const CostReport r = count(c);
   CHECK(r.params.total == 116'829'156'672);  // model card: 116.83B
@@ -307,14 +364,19 @@ TEST_CASE("gpt-oss-120b imports with 128 experts and reproduces 116.8B total and
 
 TEST_CASE("DBRX imports from its own key names and reproduces 132B total and 36B active", "[hf_import]") {
   const ModelConfig c = read_config(example_path("dbrx.json"));
-  ModelConfig e{.name = "dbrx",
-                .vocab_size = 100352,
-                .num_layers = 40,
-                .hidden_size = 6144,
-                .norm = NormType::rmsnorm,  // LayerNorm without bias: one vector per norm
-                .context_length = 32768,
-                .attention = {.num_heads = 48, .num_kv_heads = 8, .head_dim = 128},
-                .moe = {.num_experts = 16, .top_k = 4, .expert_width = 10752}};
+  ModelConfig e;
+  e.name = "dbrx";
+  e.vocab_size = 100352;
+  e.num_layers = 40;
+  e.hidden_size = 6144;
+  e.norm = NormType::rmsnorm;  // LayerNorm without bias: one vector per norm
+  e.context_length = 32768;
+  e.attention.num_heads = 48;
+  e.attention.num_kv_heads = 8;
+  e.attention.head_dim = 128;
+  e.moe.num_experts = 16;
+  e.moe.top_k = 4;
+  e.moe.expert_width = 10752;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -330,24 +392,7 @@ TEST_CASE("DBRX imports from its own key names and reproduces 132B total and 36B
 TEST_CASE("Llama-4-Scout imports its text model with chunked and NoPE layers; 109B counts the vision tower too",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("llama4-scout.json"));
-  ModelConfig e{.name = "llama4",
-                .vocab_size = 202048,
-                .num_layers = 48,
-                .hidden_size = 5120,
-                .context_length = 10485760,
-                .attention = {.num_heads = 40,
-                              .num_kv_heads = 8,
-                              .head_dim = 128,
-                              .pattern = {LayerAttention::chunked, LayerAttention::chunked, LayerAttention::chunked,
-                                          LayerAttention::full},
-                              .chunk = 8192},
-                .ffn = {.dense_width = 16384},
-                .moe = {.num_experts = 16,
-                        .top_k = 1,
-                        .expert_width = 8192,
-                        .num_shared_experts = 1,
-                        .shared_width = 8192,
-                        .router_score = RouterScore::sigmoid}};
+  const ModelConfig e = llama4(16, 1, 10485760);
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 
@@ -366,10 +411,9 @@ TEST_CASE("Llama-4-Scout imports its text model with chunked and NoPE layers; 10
 TEST_CASE("Llama-4-Maverick imports with MoE on every second layer and reproduces 400B total and 17B active",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("llama4-maverick.json"));
-  CHECK(c.moe.num_experts == 128);
-  CHECK(c.moe.every == 2);
-  CHECK(c.moe.phase == 1);
-  CHECK(c.ffn.dense_width == 16384);
+  const ModelConfig e = llama4(128, 2, 1048576);
+  CHECK(to_json(c) == to_json(e));
+  CHECK(c == e);
   CHECK_FALSE(c.is_moe_layer(0));
   CHECK(c.is_moe_layer(1));
 
@@ -383,13 +427,16 @@ TEST_CASE("Llama-4-Maverick imports with MoE on every second layer and reproduce
 
 TEST_CASE("Llama-3.1-8B imports as a dense model and reproduces 8.03B", "[hf_import]") {
   const ModelConfig c = read_config(example_path("llama-3.1-8b.json"));
-  ModelConfig e{.name = "llama",
-                .vocab_size = 128256,
-                .num_layers = 32,
-                .hidden_size = 4096,
-                .context_length = 131072,
-                .attention = {.num_heads = 32, .num_kv_heads = 8, .head_dim = 128},
-                .ffn = {.dense_width = 14336}};
+  ModelConfig e;
+  e.name = "llama";
+  e.vocab_size = 128256;
+  e.num_layers = 32;
+  e.hidden_size = 4096;
+  e.context_length = 131072;
+  e.attention.num_heads = 32;
+  e.attention.num_kv_heads = 8;
+  e.attention.head_dim = 128;
+  e.ffn.dense_width = 14336;
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
   const CostReport r = count(c);
@@ -421,8 +468,8 @@ TEST_CASE("missing and mistyped fields are all reported, naming their JSON path"
   auto dbrx = example_json("dbrx.json");
   dbrx["ffn_config"].erase("moe_top_k");
   dbrx["attn_config"] = 8;
-  CHECK(errors_of(dbrx) == std::vector<std::string>{"attn_config = 8: must be an object",
-                                                    "ffn_config.moe_top_k: missing (required)"});
+  CHECK(errors_of(dbrx) ==
+        std::vector<std::string>{"attn_config = 8: must be an object", "ffn_config.moe_top_k: missing (required)"});
 
   auto scout = example_json("llama4-scout.json");
   scout["text_config"].erase("num_local_experts");
@@ -483,6 +530,15 @@ TEST_CASE("Qwen MoE layer selection follows decoder_sparse_step and mlp_only_lay
   CHECK(c.moe.layers.back() == 47);
   CHECK_FALSE(c.is_moe_layer(0));
   CHECK_FALSE(c.is_moe_layer(47));
+
+  auto qwen15 = example_json("qwen1.5-moe-a2.7b.json");
+  std::vector<int> all(24);
+  for (int i = 0; i < 24; ++i) all[static_cast<std::size_t>(i)] = i;
+  qwen15["mlp_only_layers"] = all;
+  const ModelConfig dense = parse_hf_config(qwen15.dump());
+  CHECK_FALSE(dense.is_moe());
+  CHECK(dense.moe == MoeConfig{});
+  CHECK(dense.ffn.dense_width == 5632);
 
   j["mlp_only_layers"] = {48};
   CHECK(errors_of(j) == std::vector<std::string>{"mlp_only_layers[0] = 48: must be a 0-based layer in 0..47"});
@@ -585,4 +641,15 @@ TEST_CASE("the name comes from _name_or_path, and unknown keys are ignored", "[h
   const ModelConfig c = parse_hf_config(j.dump());
   CHECK(c.tie_embeddings);
   CHECK(c.attention.num_kv_heads == 32);
+}
+
+TEST_CASE("every config under examples/hf imports and validates", "[hf_import]") {
+  std::size_t seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(SMELT_SOURCE_DIR "/examples/hf")) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path().string());
+    CHECK_NOTHROW(count(read_config(entry.path())));
+    ++seen;
+  }
+  CHECK(seen >= 12);
 }
