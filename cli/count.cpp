@@ -1,4 +1,5 @@
 // smelt-match count CONFIG... : parameters, FLOPs and KV cache of each config.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -49,23 +50,22 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
     rows.push_back({"megatron forward FLOPs/token", column([&](auto& m) { return mf(m).forward(); }), Unit::flops});
     rows.push_back({"megatron training FLOPs/token", column([&](auto& m) { return mf(m).training(); }), Unit::flops});
   } else {
-    const auto term = [&](const char* label, double FlopTerms::*field) {
-      rows.push_back({label, column([&](const CountedModel& m) { return m.cost.flops.terms.*field; }), Unit::flops});
+    const auto terms = [&](const char* label, auto get) {
+      rows.push_back({label, column([&](const CountedModel& m) { return get(m.cost.flops.terms); }), Unit::flops});
     };
-    term("attention projections", &FlopTerms::attention_qkv);
-    rows.back().values = column(
-        [](const CountedModel& m) { return m.cost.flops.terms.attention_qkv + m.cost.flops.terms.attention_out; });
-    term("attention scores + values", &FlopTerms::attention_scores);
-    rows.back().values = column([](const CountedModel& m) {
-      return m.cost.flops.terms.attention_scores + m.cost.flops.terms.attention_values;
-    });
-    term("router", &FlopTerms::router);
-    term("routed experts (top-k)", &FlopTerms::experts);
-    term("shared experts", &FlopTerms::shared_experts);
-    term("dense FFN", &FlopTerms::dense_ffn);
-    if (models.front().cost.flops.terms.elementwise > 0) term("elementwise", &FlopTerms::elementwise);
-    term("LM head", &FlopTerms::lm_head);
-    if (models.front().cost.flops.terms.mtp > 0) term("MTP modules (training)", &FlopTerms::mtp);
+    terms("attention projections", [](const FlopTerms& t) { return t.attention_qkv + t.attention_out; });
+    terms("attention scores + values", [](const FlopTerms& t) { return t.attention_scores + t.attention_values; });
+    terms("router", [](const FlopTerms& t) { return t.router; });
+    terms("routed experts (top-k)", [](const FlopTerms& t) { return t.experts; });
+    terms("shared experts", [](const FlopTerms& t) { return t.shared_experts; });
+    terms("dense FFN", [](const FlopTerms& t) { return t.dense_ffn; });
+    const auto any = [&](double FlopTerms::*field) {
+      return std::any_of(models.begin(), models.end(),
+                         [&](const CountedModel& m) { return m.cost.flops.terms.*field > 0; });
+    };
+    if (any(&FlopTerms::elementwise)) terms("elementwise", [](const FlopTerms& t) { return t.elementwise; });
+    terms("LM head", [](const FlopTerms& t) { return t.lm_head; });
+    if (any(&FlopTerms::mtp)) terms("MTP modules (training)", [](const FlopTerms& t) { return t.mtp; });
     rows.push_back(
         {"forward FLOPs/token", column([](const CountedModel& m) { return m.cost.flops.forward; }), Unit::flops});
     rows.push_back({"forward non-embedding",
