@@ -238,4 +238,3 @@ TEST_CASE("Llama-4-Maverick imports with MoE on every second layer and reproduce
   CHECK(r.params.active == 17'184'691'200);
   CHECK(rounds_to(r.params.active, 17e9, 1e9));
 }
-

@@ -184,4 +184,3 @@ TEST_CASE("Llama-3.1-8B imports as a dense model and reproduces 8.03B", "[hf_imp
   CHECK(rounds_to(r.params.total, 8.03e9, 0.01e9));
   CHECK(r.params.active == r.params.total);
 }
-

@@ -12,9 +12,7 @@
 
 namespace smelt::test {
 
-inline std::string example_path(const char* name) {
-  return std::string(SMELT_SOURCE_DIR "/examples/hf/") + name;
-}
+inline std::string example_path(const char* name) { return std::string(SMELT_SOURCE_DIR "/examples/hf/") + name; }
 
 inline nlohmann::json example_json(const char* name) {
   return nlohmann::json::parse(read_text_file(example_path(name)));
