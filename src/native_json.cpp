@@ -117,6 +117,13 @@ std::string_view subject(std::string_view message) {
   return message.substr(0, std::min(message.find(" = "), message.find(':')));
 }
 
+// True when a problem reported on `reported` explains one on `field`: the same
+// field, or a field inside the reported object.
+bool covers(std::string_view reported, std::string_view field) {
+  return field == reported || (field.size() > reported.size() && field.substr(0, reported.size()) == reported &&
+                               field[reported.size()] == '.');
+}
+
 // Reading found problems; the rules may find more in the fields that did read
 // well. Report both, skipping rule violations on fields already reported.
 std::vector<std::string> merge_rule_violations(const ModelConfig& c, std::vector<std::string> violations) {
@@ -125,7 +132,7 @@ std::vector<std::string> merge_rule_violations(const ModelConfig& c, std::vector
   } catch (const config_error& e) {
     for (const auto& rule : e.violations()) {
       const bool seen = std::any_of(violations.begin(), violations.end(),
-                                    [&](const std::string& v) { return subject(v) == subject(rule); });
+                                    [&](const std::string& v) { return covers(subject(v), subject(rule)); });
       if (!seen) violations.push_back(rule);
     }
   }

@@ -59,6 +59,12 @@ void check_attention(const ModelConfig& c, Violations& v) {
     v.range("attention.qk_nope_head_dim", m.qk_nope_head_dim, 0, kMaxWidth);
     v.range("attention.qk_rope_head_dim", m.qk_rope_head_dim, 0, kMaxWidth);
     v.range("attention.v_head_dim", m.v_head_dim, 1, kMaxWidth);
+    // MLA's projections carry no biases and its norms sit on the latents (counted), so these
+    // switches would be silently ignored: refuse them instead.
+    if (a.qkv_bias) v.add("attention.qkv_bias = true: not supported with attention.type = \"mla\"");
+    if (a.qk_norm != QkNorm::none)
+      v.add(fmt::format("attention.qk_norm = \"{}\": must be \"none\" with attention.type = \"mla\"",
+                        to_string(a.qk_norm)));
     if (m.qk_nope_head_dim + m.qk_rope_head_dim <= 0 && m.qk_nope_head_dim >= 0 && m.qk_rope_head_dim >= 0)
       v.add("attention.qk_nope_head_dim + attention.qk_rope_head_dim = 0: must be positive");
   }
@@ -103,9 +109,9 @@ void check_moe(const ModelConfig& c, Violations& v) {
         v.add(fmt::format("moe.layers[{}] = {}: listed twice", i, layer));
     }
   } else {
-    v.range("moe.first_dense", m.first_dense, 0, std::max<std::int64_t>(c.num_layers - 1, 0));
-    v.range("moe.every", m.every, 1, std::max<std::int64_t>(c.num_layers, 1));
-    if (m.every > 0) v.range("moe.phase", m.phase, 0, m.every - 1);
+    v.range("moe.layers.first_dense", m.first_dense, 0, std::max<std::int64_t>(c.num_layers - 1, 0));
+    v.range("moe.layers.every", m.every, 1, std::max<std::int64_t>(c.num_layers, 1));
+    if (m.every > 0) v.range("moe.layers.phase", m.phase, 0, m.every - 1);
   }
 }
 
@@ -114,10 +120,7 @@ void check_loop(const ModelConfig& c, Violations& v) {
   v.range("loop.count", l.count, 1, kMaxLoops);
   if (!(std::isfinite(l.residual_scale) && l.residual_scale > 0))
     v.add(fmt::format("loop.residual_scale = {}: must be a positive finite number", l.residual_scale));
-  if (l.first == 0 && l.last == 0) {
-    if (l.count != 1) v.add(fmt::format("loop.count = {}: needs a loop.span", l.count));
-    return;
-  }
+  if (l.first == 0 && l.last == 0 && l.count == 1) return;  // no loop
   if (l.first < 1 || l.last > c.num_layers || l.first > l.last)
     v.add(fmt::format("loop.span = \"{}\": must satisfy 1 <= first <= last <= num_layers = {}", format_span(l),
                       c.num_layers));

@@ -45,7 +45,7 @@ TEST_CASE("MoE layer selection rules are checked", "[config]") {
   c = test::tiny_moe();
   c.moe.every = 2;
   c.moe.phase = 2;
-  CHECK(violations_of(c) == std::vector<std::string>{"moe.phase = 2: must be at most 1"});
+  CHECK(violations_of(c) == std::vector<std::string>{"moe.layers.phase = 2: must be at most 1"});
 }
 
 TEST_CASE("dense layers need a dense FFN width", "[config]") {
@@ -100,4 +100,22 @@ TEST_CASE("spans parse from 1-based inclusive text", "[config]") {
   CHECK((l.first == 5 && l.last == 5));
   CHECK_THROWS_WITH(parse_span("4..9", "--span", l),
                     "--span = \"4..9\": must be a 1-based inclusive layer span such as \"4-9\"");
+}
+
+TEST_CASE("MLA refuses switches it would otherwise ignore", "[config]") {
+  ModelConfig c = test::tiny_dense(1);
+  c.attention.type = AttentionType::mla;
+  c.attention.mla = {32, 16, 8, 4, 8};
+  c.attention.qkv_bias = true;
+  c.attention.qk_norm = QkNorm::full;
+  CHECK(violations_of(c) ==
+        std::vector<std::string>{"attention.qkv_bias = true: not supported with attention.type = \"mla\"",
+                                 "attention.qk_norm = \"full\": must be \"none\" with attention.type = \"mla\""});
+}
+
+TEST_CASE("a loop count without a span is refused", "[config]") {
+  ModelConfig c = test::tiny_dense(4);
+  c.loop.count = 2;
+  CHECK(violations_of(c) ==
+        std::vector<std::string>{"loop.span = \"0-0\": must satisfy 1 <= first <= last <= num_layers = 4"});
 }

@@ -121,7 +121,8 @@ TEST_CASE("DeepSeek-V3 imports as MLA with an MTP module and reproduces 671B tot
   CHECK(c == e);
 
   const CostReport r = count(c);
-  // The paper's 671B is the main model; the 14B MTP module (params.mtp, outside total) is not in it.
+  // The paper's 671B is the main model; the MTP module (params.mtp = 11.61B of its own weights, outside total) is not
+  // in it.
   CHECK(r.params.total == 671'026'419'200);
   CHECK(r.params.total == Approx(671e9).epsilon(0.005));
   CHECK(r.params.mtp == 11'610'068'224);

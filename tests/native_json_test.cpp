@@ -107,3 +107,9 @@ TEST_CASE("writing a file replaces it whole or not at all", "[native_json]") {
   std::filesystem::remove(path);
   CHECK_THROWS_AS(write_text_file("/nonexistent-dir/x.json", "x"), io_error);
 }
+
+TEST_CASE("a missing object is reported once, not again through its fields", "[native_json]") {
+  CHECK(errors_of(R"({"schema_version": 1, "vocab_size": 10, "num_layers": 4, "hidden_size": 8,
+    "ffn": {"dense_width": 16}, "loop": {"count": 2}})") ==
+        std::vector<std::string>{"attention: missing (required)", "loop.span: missing (required)"});
+}
