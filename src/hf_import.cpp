@@ -71,6 +71,15 @@ i64 derived_head_dim(const ModelConfig& c) {
   return c.attention.num_heads > 0 ? c.hidden_size / c.attention.num_heads : 0;
 }
 
+// The KV cache is held in the model's dtype: torch_dtype (or dtype in newer
+// transformers); 2 bytes (bf16) when absent or not a plain float type.
+i64 dtype_bytes(JsonObject& o) {
+  const std::string dtype = o.has("dtype") ? o.string("dtype", "") : o.string("torch_dtype", "");
+  if (dtype == "float32") return 4;
+  if (dtype.rfind("float8", 0) == 0) return 1;
+  return 2;
+}
+
 // The keys most families spell the same way.
 void read_common(JsonObject& o, ModelConfig& c) {
   c.vocab_size = o.integer("vocab_size");
@@ -80,6 +89,7 @@ void read_common(JsonObject& o, ModelConfig& c) {
   c.tie_embeddings = o.boolean("tie_word_embeddings", false);
   c.attention.num_heads = o.integer("num_attention_heads");
   c.attention.num_kv_heads = o.integer("num_key_value_heads", c.attention.num_heads);
+  c.kv_cache_bytes = dtype_bytes(o);
 }
 
 // attention_bias: one switch for the q, k, v and o projections (Llama, Qwen3, OLMoE, gpt-oss, Llama 4).

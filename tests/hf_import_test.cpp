@@ -241,3 +241,17 @@ TEST_CASE("every config under examples/hf imports and validates", "[hf_import]")
   }
   CHECK(seen >= 12);
 }
+
+TEST_CASE("the KV cache element size follows the model's dtype", "[hf_import]") {
+  auto j = example_json("llama-3.1-8b.json");
+  j["torch_dtype"] = "bfloat16";
+  CHECK(parse_hf_config(j.dump()).kv_cache_bytes == 2);
+  j["torch_dtype"] = "float32";
+  // 32 layers * 2 * 8 KV heads * 128 * 4 bytes = 262,144 bytes per token.
+  CHECK(count(parse_hf_config(j.dump())).kv.bytes_per_token == 262144);
+  j["dtype"] = "float8_e4m3fn";  // newer transformers spell it dtype, and it wins
+  CHECK(parse_hf_config(j.dump()).kv_cache_bytes == 1);
+  j.erase("dtype");
+  j.erase("torch_dtype");
+  CHECK(parse_hf_config(j.dump()).kv_cache_bytes == 2);
+}
