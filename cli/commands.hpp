@@ -12,5 +12,6 @@ using Run = std::function<int()>;
 
 Run add_count(CLI::App& app);
 Run add_convert(CLI::App& app);
+Run add_derive(CLI::App& app);
 
 }  // namespace smelt::cli

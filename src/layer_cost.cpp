@@ -144,6 +144,9 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   f.attention_values = 2.0 * static_cast<double>(att.v_width) * attended;
   out.params.attention = att.params;
   out.params.norms = norm_params(c, 2 * h);
+  out.attended_pairs = pairs;
+  out.score_flops_per_pair = mul(2, add(att.qk_width, att.v_width, "score width"), "score FLOPs");
+  i64 matmul = mul(2, add(att.qkv_matmul, att.out_matmul, "attention FLOPs"), "attention FLOPs");
   out.kv_elements_per_visit = att.kv_elements;
   out.kv_tokens_held = tokens_held(c.attention, kind, context);
   const i64 kv_bytes =
@@ -168,6 +171,16 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
                                     m.shared_gate ? h : 0, "shared expert parameters");
     active_ffn = add(add(out.params.router, mul(m.top_k, expert, "active expert parameters"), "active parameters"),
                      out.params.shared_experts, "active parameters");
+    matmul = add(matmul,
+                 mul(2,
+                     add(add(mul(h, m.num_experts, "router FLOPs"),
+                             mul(m.top_k, ffn_matmul(c, m.expert_width), "expert FLOPs"), "FLOPs"),
+                         add(mul(m.num_shared_experts, m.num_shared_experts > 0 ? ffn_matmul(c, m.shared_width) : 0,
+                                 "shared FLOPs"),
+                             m.shared_gate ? h : 0, "FLOPs"),
+                         "FLOPs"),
+                     "FLOPs"),
+                 "FLOPs");
     f.router = 2.0 * static_cast<double>(h) * static_cast<double>(m.num_experts);
     f.experts = 2.0 * static_cast<double>(m.top_k) * static_cast<double>(ffn_matmul(c, m.expert_width));
     f.shared_experts = 2.0 * static_cast<double>(m.num_shared_experts) *
@@ -181,9 +194,11 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
     out.params.dense_ffn = add(ffn_matmul(c, c.ffn.dense_width), ffn_bias(c, c.ffn.dense_width), "FFN parameters");
     active_ffn = out.params.dense_ffn;
     f.dense_ffn = 2.0 * static_cast<double>(ffn_matmul(c, c.ffn.dense_width));
+    matmul = add(matmul, mul(2, ffn_matmul(c, c.ffn.dense_width), "FFN FLOPs"), "FLOPs");
     elementwise += ffn_elementwise(c, c.ffn.dense_width);
   }
   if (options.elementwise) f.elementwise = elementwise;
+  out.matmul_flops_per_visit = matmul;
   out.active_params =
       add(add(out.params.attention, out.params.norms, "active parameters"), active_ffn, "active parameters");
   return out;

@@ -177,3 +177,24 @@ TEST_CASE("MTP modules are reported apart and count in training FLOPs only", "[c
   CHECK(r.flops.terms.mtp == 2 * 8192 + base.layers[1].flops_per_visit.forward() + 128000);
   CHECK(r.flops.training == 3 * (r.flops.forward + r.flops.terms.mtp));
 }
+
+TEST_CASE("the exact integer FLOPs agree with the reported per-token terms", "[cost]") {
+  for (ModelConfig c : {test::tiny_moe(), test::mixtral_8x7b(), test::olmoe_1b_7b()}) {
+    c.attention.pattern = {LayerAttention::sliding, LayerAttention::full};
+    c.attention.window = 5;
+    const CostReport r = count(c);
+    for (const auto& l : r.layers) {
+      const FlopTerms& f = l.flops_per_visit;
+      CHECK(static_cast<double>(l.matmul_flops_per_visit) ==
+            f.attention_qkv + f.attention_out + f.router + f.experts + f.shared_experts + f.dense_ffn);
+      CHECK(static_cast<double>(l.score_flops_per_pair) * static_cast<double>(l.attended_pairs) /
+                static_cast<double>(r.context_length) ==
+            Approx(f.attention_scores + f.attention_values).epsilon(1e-15));
+    }
+  }
+  // Tiny MoE, MoE layer: 2*(8192 + 4096) + 1024 + 24576 + 12288 = 62464; pairs 8*9/2 = 36; 2*(64 + 64) = 256.
+  const LayerCost& l = count(test::tiny_moe()).layers[1];
+  CHECK(l.matmul_flops_per_visit == 62464);
+  CHECK(l.attended_pairs == 36);
+  CHECK(l.score_flops_per_pair == 256);
+}

@@ -73,6 +73,13 @@ struct LayerCost {
   double kv_bytes_per_visit = 0;           // per token of context, one visit
   std::int64_t kv_elements_per_visit = 0;  // per cached token, one visit
   std::int64_t kv_tokens_held = 0;         // tokens a visit caches at the context length
+  // The same FLOPs as exact integers, for comparisons that must not round:
+  // forward FLOPs of one visit over a sequence of T tokens are
+  // T x matmul_flops_per_visit + score_flops_per_pair x attended_pairs
+  // (plus elementwise work when counted, which is not exact).
+  std::int64_t matmul_flops_per_visit = 0;  // per token: projections, router, experts, FFNs
+  std::int64_t attended_pairs = 0;          // (query, key) pairs in one sequence
+  std::int64_t score_flops_per_pair = 0;    // 2 x (query/key width + value width)
 };
 
 struct CostReport {

@@ -1,0 +1,116 @@
+// smelt-match derive BASELINE: the looped config that matches the Baseline's
+// budgets, with the best alternatives and, when it misses the tolerance, why.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/io.hpp"
+#include "smelt/match_report.hpp"
+#include "smelt/solve.hpp"
+#include "solver_options.hpp"
+#include "table.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct DeriveArgs {
+  std::string baseline;
+  SolverArgs solver;
+  bool json = false;
+  std::string out;
+};
+
+std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
+
+std::string geometry(const Knobs& k) { return fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim); }
+
+std::string human_report(const MatchResult& r) {
+  const Candidate& best = r.candidates.front();
+  std::string out = fmt::format("{} -> {}: ", r.baseline.name, best.config.name);
+  out += r.loop.active() ? fmt::format("layers {} looped x{}, residual scale {}\n", format_span(r.loop), r.loop.count,
+                                       r.loop.residual_scale)
+                         : "no loop\n";
+  std::vector<std::vector<std::string>> rows;
+  const bool many = best.budgets.size() > 1;
+  for (const auto& at : best.budgets) {
+    const std::string ctx = many ? fmt::format(" @{}", at.context) : "";
+    const std::string flops = r.options.flops_with_head ? "FLOPs/token (with head)" : "FLOPs/token (non-embedding)";
+    rows.push_back({flops + ctx, human(at.flops.baseline, Unit::flops), human(at.flops.candidate, Unit::flops),
+                    pct(at.flops.mismatch_pct)});
+    if (&at == &best.budgets.front())
+      rows.push_back({"params non-embedding", human(at.params.baseline, Unit::count),
+                      human(at.params.candidate, Unit::count), pct(at.params.mismatch_pct)});
+    rows.push_back({"KV cache bytes/token" + ctx, human(at.kv.baseline, Unit::bytes),
+                    human(at.kv.candidate, Unit::bytes), pct(at.kv.mismatch_pct)});
+  }
+  const Knobs base = knobs_of_baseline(r);
+  rows.push_back({"hidden size", std::to_string(base.hidden), std::to_string(best.knobs.hidden), ""});
+  rows.push_back({"routed experts", std::to_string(base.experts), std::to_string(best.knobs.experts), ""});
+  rows.push_back({"heads/KV heads/head_dim", geometry(base), geometry(best.knobs), ""});
+  rows.push_back({"expert width", std::to_string(base.expert_width), std::to_string(best.knobs.expert_width), ""});
+  rows.push_back(
+      {"layers executed", std::to_string(r.baseline_executed_layers), std::to_string(best.executed_layers), ""});
+  rows.push_back({"depth-to-width (layers/H)",
+                  fmt::format("{:.5f}", static_cast<double>(r.baseline_executed_layers) /
+                                            static_cast<double>(r.baseline.hidden_size)),
+                  fmt::format("{:.5f}", best.depth_to_width), ""});
+  rows.push_back({"active params", human(static_cast<double>(r.baseline_active_params), Unit::count),
+                  human(static_cast<double>(best.active_params), Unit::count), ""});
+  std::size_t w[4] = {0, 8, 7, 8};
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < 4; ++i) w[i] = std::max(w[i], row[i].size());
+  out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", "", w[0], "baseline", w[1], "derived", w[2], "mismatch", w[3]);
+  for (const auto& row : rows)
+    out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", row[0], w[0], row[1], w[1], row[2], w[2], row[3], w[3]);
+  out += fmt::format("max |mismatch| {:.3f}% over {}: {} the {}% tolerance ({} configs counted of {} in the space)\n",
+                     best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
+                     r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
+  for (const auto& line : r.why) out += "  why: " + line + "\n";
+  if (r.candidates.size() > 1) {
+    out += fmt::format("\nalternatives\n{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>8}\n", "#", "H", "experts",
+                       "heads/kv/hd", "FLOPs", "params", "KV", "max");
+    for (std::size_t i = 1; i < r.candidates.size(); ++i) {
+      const Candidate& c = r.candidates[i];
+      const BudgetsAt& at = c.budgets.front();
+      out += fmt::format("{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7.3f}%\n", i + 1, c.knobs.hidden,
+                         c.knobs.experts, geometry(c.knobs), pct(at.flops.mismatch_pct), pct(at.params.mismatch_pct),
+                         pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct);
+    }
+  }
+  return out;
+}
+
+int run_derive(const DeriveArgs& args) {
+  const SolverSetup setup = make_setup(args.solver);
+  const ModelConfig baseline = read_config(args.baseline);
+  const MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
+  const std::string text = args.json ? match_report_json(result) : human_report(result);
+  if (!args.out.empty()) write_text_file(args.out, to_json(result.candidates.front().config));
+  std::cout << text;
+  if (!result.within_tolerance) {
+    std::cerr << fmt::format("smelt-match: no candidate within {}% (best {:.3f}%)\n", result.options.tolerance_pct,
+                             result.candidates.front().max_abs_mismatch_pct);
+    for (const auto& line : result.why) std::cerr << "  " << line << '\n';
+    return kInfeasible;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Run add_derive(CLI::App& app) {
+  auto args = std::make_shared<DeriveArgs>();
+  auto* sub =
+      app.add_subcommand("derive", "Derive the looped config that matches a Baseline's FLOPs, parameters and KV cache");
+  sub->add_option("BASELINE", args->baseline, "Baseline config: smelt native JSON or Hugging Face config.json")
+      ->required();
+  add_solver_options(sub, args->solver, true);
+  sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
+  sub->add_option("--out", args->out, "Write the best config as native JSON to FILE (even when outside the tolerance)");
+  return [args] { return run_derive(*args); };
+}
+
+}  // namespace smelt::cli

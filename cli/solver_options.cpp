@@ -1,0 +1,136 @@
+#include "solver_options.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "smelt/error.hpp"
+
+namespace smelt::cli {
+namespace {
+
+bool parse_int(std::string_view s, std::int64_t& out) {
+  const auto* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return !s.empty() && ec == std::errc() && ptr == end;
+}
+
+std::optional<KnobRange> parse_range(const char* option, const std::string& text, std::vector<std::string>& errors) {
+  if (text.empty()) return std::nullopt;
+  KnobRange r;
+  const auto colon = text.find(':');
+  const bool ok = colon == std::string::npos ? parse_int(text, r.lo) && (r.hi = r.lo, true)
+                                             : parse_int(std::string_view(text).substr(0, colon), r.lo) &&
+                                                   parse_int(std::string_view(text).substr(colon + 1), r.hi);
+  if (!ok) {
+    errors.push_back(fmt::format("{} = \"{}\": must be a value or a range LO:HI", option, text));
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
+  if (recipe) {
+    sub->add_option("--span", a.span,
+                    "Looped layers: middle-half (default), full, a fraction (0.25 or 25%), or 1-based \"4-9\"");
+    sub->add_option("--loops", a.loops, "Passes through the span (default 2)");
+    sub->add_option("--residual-scale", a.residual_scale, "Scale on looped residual updates (default 1/loops)");
+  }
+  sub->add_option("--hidden", a.hidden,
+                  "Hidden size: a value or LO:HI (default: multiples of --align-hidden in [H/4, H])");
+  sub->add_option("--experts", a.experts,
+                  "Routed experts: a value or LO:HI (default: multiples of --align-experts in [top_k, 8E])");
+  sub->add_option("--head-dim", a.head_dim,
+                  "Head size: a value or LO:HI (default: multiples of --align-head-dim in [--min-head-dim, head_dim])");
+  sub->add_option("--kv-heads", a.kv_heads,
+                  "KV heads: a value or LO:HI, divisors of the query heads (default: up to the Baseline's)");
+  sub->add_option("--heads", a.heads, "Query heads: a value or LO:HI (default: the Baseline's)");
+  sub->add_flag("--free-heads", a.free_heads, "Let the query heads move in [heads/2, 2 heads]");
+  sub->add_option("--align-hidden", a.align_hidden, "Hidden sizes are multiples of this (default 64)");
+  sub->add_option("--align-experts", a.align_experts, "Expert counts are multiples of this (default 8)");
+  sub->add_option("--align-head-dim", a.align_head_dim, "Head sizes are multiples of this (default 8)");
+  sub->add_option("--min-head-dim", a.min_head_dim, "Smallest head size (default 32)");
+  sub->add_option("--align-ffn", a.align_ffn, "FFN widths round to multiples of this (default 16)");
+  sub->add_option("--ffn", a.ffn, "FFN widths: proportional to H (default) or fixed");
+  sub->add_option("--match", a.match, "Budgets to match, comma-separated: flops,params,kv (default all three)");
+  sub->add_flag("--flops-with-head", a.flops_with_head, "Include the LM head in the FLOPs budget");
+  sub->add_option("--context", a.context, "Context length(s) to match at, comma-separated (default: the Baseline's)");
+  sub->add_option("--tolerance", a.tolerance,
+                  "Largest acceptable mismatch in percent (default 1); above it, exit code 3");
+  sub->add_option("--top", a.top, "Candidates to report: the best and TOP - 1 alternatives (default 5)");
+}
+
+SolverSetup make_setup(const SolverArgs& a) {
+  std::vector<std::string> errors;
+  SolverSetup s;
+  s.recipe.span = a.span;
+  s.recipe.loops = a.loops;
+  if (a.residual_scale != 0) s.recipe.residual_scale = a.residual_scale;
+  s.space.hidden = parse_range("--hidden", a.hidden, errors);
+  s.space.experts = parse_range("--experts", a.experts, errors);
+  s.space.head_dim = parse_range("--head-dim", a.head_dim, errors);
+  s.space.kv_heads = parse_range("--kv-heads", a.kv_heads, errors);
+  s.space.heads = parse_range("--heads", a.heads, errors);
+  s.space.free_heads = a.free_heads;
+  s.space.align_hidden = a.align_hidden;
+  s.space.align_experts = a.align_experts;
+  s.space.align_head_dim = a.align_head_dim;
+  s.space.min_head_dim = a.min_head_dim;
+  s.space.align_ffn = a.align_ffn;
+  try {
+    s.space.ffn = parse_ffn_scaling(a.ffn, "--ffn");
+  } catch (const config_error& e) {
+    errors.push_back(e.what());
+  }
+  s.options.match.clear();
+  for (const auto& word : split(a.match)) {
+    try {
+      const Budget b = parse_budget(word, "--match");
+      if (std::find(s.options.match.begin(), s.options.match.end(), b) == s.options.match.end())
+        s.options.match.push_back(b);
+    } catch (const config_error& e) {
+      errors.push_back(e.what());
+    }
+  }
+  s.options.flops_with_head = a.flops_with_head;
+  if (!a.context.empty())
+    for (const auto& word : split(a.context)) {
+      std::int64_t t = 0;
+      if (parse_int(word, t))
+        s.options.contexts.push_back(t);
+      else
+        errors.push_back(fmt::format("--context = \"{}\": must be token counts separated by commas", a.context));
+    }
+  s.options.tolerance_pct = a.tolerance;
+  s.options.top = a.top;
+  if (!errors.empty()) throw config_error(std::move(errors));
+  return s;
+}
+
+Knobs knobs_of_baseline(const MatchResult& r) {
+  const ModelConfig& b = r.baseline;
+  return {b.hidden_size,        b.moe.num_experts,  b.attention.num_heads, b.attention.num_kv_heads,
+          b.attention.head_dim, b.moe.expert_width, b.moe.shared_width,    b.ffn.dense_width};
+}
+
+std::string match_list(const MatchResult& r) {
+  std::string out;
+  for (const Budget b : r.options.match) out += (out.empty() ? "" : ", ") + std::string(to_string(b));
+  return out;
+}
+
+}  // namespace smelt::cli

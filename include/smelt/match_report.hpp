@@ -1,0 +1,13 @@
+// JSON for solver results (docs/json-schema.md): ordered keys, schema_version
+// first, the best config in native form so it feeds straight back into count.
+#pragma once
+
+#include <string>
+
+#include "smelt/solve.hpp"
+
+namespace smelt {
+
+std::string match_report_json(const MatchResult& result);
+
+}  // namespace smelt

@@ -1,0 +1,123 @@
+// The SMELT solver: given a Baseline and a loop recipe, find the looped config
+// whose per-token FLOPs, non-embedding parameters and KV cache match the
+// Baseline's, over a discrete, hardware-aligned SearchSpace. The answer is the
+// exact optimum of the declared space (docs/solver.md): mismatches are compared
+// as exact fractions, never as rounded floating point.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "smelt/config.hpp"
+#include "smelt/recipe.hpp"
+
+namespace smelt {
+
+// An inclusive integer range; lo == hi pins a knob.
+struct KnobRange {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+
+  friend bool operator==(const KnobRange&, const KnobRange&) = default;
+};
+
+// How FFN widths (expert, shared expert, dense) follow the hidden size.
+enum class FfnScaling { proportional, fixed };
+std::string_view to_string(FfnScaling v);
+FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field);
+
+// Each knob is pinned, ranged, or left to its default domain (docs/solver.md).
+struct SearchSpace {
+  std::optional<KnobRange> hidden;   // default: multiples of align_hidden in [H/4, H] ([H, 2H] if shallower)
+  std::optional<KnobRange> experts;  // default: multiples of align_experts in [top_k, 8E]
+  std::optional<KnobRange>
+      head_dim;  // default: multiples of align_head_dim in [32, head_dim] (2 head_dim if shallower)
+  std::optional<KnobRange> kv_heads;  // default: divisors of the query heads up to the Baseline's (2x if shallower)
+  std::optional<KnobRange> heads;     // default: the Baseline's (free_heads: [heads/2, 2 heads])
+  std::int64_t align_hidden = 64;
+  std::int64_t align_experts = 8;
+  std::int64_t align_head_dim = 8;
+  std::int64_t min_head_dim = 32;
+  std::int64_t align_ffn = 16;
+  bool free_heads = false;
+  FfnScaling ffn = FfnScaling::proportional;
+};
+
+enum class Budget { flops, params, kv };
+std::string_view to_string(Budget v);
+Budget parse_budget(std::string_view s, std::string_view field);
+
+struct MatchOptions {
+  std::vector<Budget> match{Budget::flops, Budget::params, Budget::kv};
+  bool flops_with_head = false;        // FLOPs budget includes the LM head's 2HV
+  std::vector<std::int64_t> contexts;  // every budget is matched at each; empty: the Baseline's context
+  double tolerance_pct = 1.0;
+  std::int64_t top = 5;  // candidates returned: the best and top - 1 alternatives
+};
+
+// One budget of one candidate at one context.
+struct BudgetValue {
+  double baseline = 0;
+  double candidate = 0;
+  double mismatch_pct = 0;  // 100 x (candidate - baseline) / baseline
+};
+
+struct BudgetsAt {
+  std::int64_t context = 0;
+  BudgetValue flops;                // per token, non-embedding unless flops_with_head
+  BudgetValue flops_with_head;      // per token, LM head included (always reported)
+  BudgetValue flops_non_embedding;  // per token, LM head excluded (always reported)
+  BudgetValue params;               // non-embedding parameters
+  BudgetValue kv;                   // KV cache bytes per token
+};
+
+// The knob values of a candidate.
+struct Knobs {
+  std::int64_t hidden = 0;
+  std::int64_t experts = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t expert_width = 0;
+  std::int64_t shared_width = 0;
+  std::int64_t dense_width = 0;
+
+  friend bool operator==(const Knobs&, const Knobs&) = default;
+};
+
+struct Candidate {
+  ModelConfig config;
+  Knobs knobs;
+  std::vector<BudgetsAt> budgets;   // one per context
+  double max_abs_mismatch_pct = 0;  // the objective, over the matched budgets and contexts
+  std::int64_t executed_layers = 0;
+  double depth_to_width = 0;  // executed layers / hidden size
+  std::int64_t active_params = 0;
+};
+
+struct MatchResult {
+  ModelConfig baseline;
+  LoopConfig loop;
+  SearchSpace space;
+  MatchOptions options;
+  std::int64_t baseline_executed_layers = 0;
+  std::int64_t baseline_active_params = 0;
+  std::vector<Candidate> candidates;  // best first: candidates[0] is the answer
+  bool within_tolerance = false;
+  std::vector<std::string> why;  // when not within tolerance: which budget, and why
+  std::int64_t space_size = 0;   // candidates in the declared space
+  std::int64_t evaluated = 0;    // configs the search counted
+};
+
+// Throws config_error (exit code 2 in the CLI) for an empty or contradictory
+// space or recipe. A result outside the tolerance is returned, not thrown.
+MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space = {},
+                  const MatchOptions& options = {});
+
+// The same answer by enumerating every candidate: for tests and benchmarks.
+MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space = {},
+                              const MatchOptions& options = {});
+
+}  // namespace smelt

@@ -1,0 +1,83 @@
+#include <nlohmann/json.hpp>
+
+#include "smelt/io.hpp"
+#include "smelt/match_report.hpp"
+#include "smelt/report.hpp"
+
+namespace smelt {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json budget(const BudgetValue& v) {
+  return {{"baseline", v.baseline}, {"candidate", v.candidate}, {"mismatch_pct", v.mismatch_pct}};
+}
+
+ordered_json budgets(const BudgetsAt& at) {
+  return {{"flops_per_token", budget(at.flops)},
+          {"params_non_embedding", budget(at.params)},
+          {"kv_bytes_per_token", budget(at.kv)},
+          {"flops_per_token_with_head", budget(at.flops_with_head)},
+          {"flops_per_token_non_embedding", budget(at.flops_non_embedding)}};
+}
+
+ordered_json candidate(const Candidate& c) {
+  ordered_json j;
+  j["name"] = c.config.name;
+  j["knobs"] = {{"hidden_size", c.knobs.hidden},        {"num_experts", c.knobs.experts},
+                {"num_heads", c.knobs.heads},           {"num_kv_heads", c.knobs.kv_heads},
+                {"head_dim", c.knobs.head_dim},         {"expert_width", c.knobs.expert_width},
+                {"shared_width", c.knobs.shared_width}, {"dense_width", c.knobs.dense_width}};
+  j["budgets"] = budgets(c.budgets.front());
+  j["max_abs_mismatch_pct"] = c.max_abs_mismatch_pct;
+  j["contexts"] = ordered_json::array();
+  for (const auto& at : c.budgets) {
+    ordered_json one{{"context", at.context}};
+    one.update(budgets(at));
+    j["contexts"].push_back(std::move(one));
+  }
+  j["layers_executed"] = c.executed_layers;
+  j["depth_to_width"] = c.depth_to_width;
+  j["active_params"] = c.active_params;
+  j["residual_scale"] = c.config.loop.active() ? c.config.loop.residual_scale : 1.0;
+  j["config"] = ordered_json::parse(to_json(c.config));
+  return j;
+}
+
+}  // namespace
+
+std::string match_report_json(const MatchResult& r) {
+  ordered_json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["baseline"] = {
+      {"name", r.baseline.name},
+      {"hidden_size", r.baseline.hidden_size},
+      {"layers_executed", r.baseline_executed_layers},
+      {"depth_to_width", static_cast<double>(r.baseline_executed_layers) / static_cast<double>(r.baseline.hidden_size)},
+      {"active_params", r.baseline_active_params},
+      {"config", ordered_json::parse(to_json(r.baseline))}};
+  ordered_json match = ordered_json::array();
+  for (const Budget b : r.options.match) match.push_back(to_string(b));
+  j["recipe"] = {{"span", r.loop.active() ? format_span(r.loop) : std::string("none")},
+                 {"loops", r.loop.active() ? r.loop.count : 1},
+                 {"residual_scale", r.loop.active() ? r.loop.residual_scale : 1.0},
+                 {"match", match},
+                 {"flops_with_head", r.options.flops_with_head},
+                 {"contexts", r.options.contexts},
+                 {"tolerance_pct", r.options.tolerance_pct},
+                 {"ffn", to_string(r.space.ffn)},
+                 {"align_hidden", r.space.align_hidden},
+                 {"align_experts", r.space.align_experts},
+                 {"align_head_dim", r.space.align_head_dim},
+                 {"align_ffn", r.space.align_ffn}};
+  j["space_size"] = r.space_size;
+  j["evaluated"] = r.evaluated;
+  j["within_tolerance"] = r.within_tolerance;
+  j["why"] = r.why;
+  j["best"] = r.candidates.empty() ? ordered_json() : candidate(r.candidates.front());
+  j["alternatives"] = ordered_json::array();
+  for (std::size_t i = 1; i < r.candidates.size(); ++i) j["alternatives"].push_back(candidate(r.candidates[i]));
+  return j.dump(2) + "\n";
+}
+
+}  // namespace smelt

@@ -1,0 +1,50 @@
+// The declared search space, resolved into explicit knob values, and the
+// construction of a candidate config from one choice of knobs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "smelt/solve.hpp"
+
+namespace smelt::detail {
+
+struct Geometry {
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+struct Plan {
+  ModelConfig baseline;
+  LoopConfig loop;
+  std::int64_t depth = 0;
+  std::vector<std::int64_t> hidden;   // ascending
+  std::vector<std::int64_t> experts;  // ascending, an arithmetic progression; {0} for dense
+  std::vector<Geometry> geometries;
+  std::vector<std::int64_t> contexts;
+  SearchSpace space;
+  MatchOptions options;
+
+  std::int64_t space_size() const {
+    return static_cast<std::int64_t>(hidden.size() * experts.size() * geometries.size());
+  }
+};
+
+// Validates every option (all violations at once, config_error) and resolves
+// the domains.
+Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
+               const MatchOptions& options);
+
+// The Baseline with the recipe's loop and these knobs; FFN widths follow
+// `space.ffn`.
+ModelConfig make_candidate(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g);
+Knobs knobs_of(const ModelConfig& c);
+
+// Tie-break after the objective: narrower H, then more experts, then the
+// smallest change to attention geometry (query heads, then KV heads, then
+// head_dim), then smaller values, so that the order is total.
+bool tie_break_less(const Plan& plan, std::int64_t h1, std::int64_t e1, const Geometry& g1, std::int64_t h2,
+                    std::int64_t e2, const Geometry& g2);
+
+}  // namespace smelt::detail
