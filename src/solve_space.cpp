@@ -107,8 +107,9 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   if (b.is_moe()) {
     const KnobRange experts = space.experts.value_or(KnobRange{b.moe.top_k, 8 * b.moe.num_experts});
     plan.experts = multiples("--experts", experts, space.align_experts, "--align-experts", errors);
+    const bool had_multiples = !plan.experts.empty();
     std::erase_if(plan.experts, [&](i64 e) { return e < b.moe.top_k; });
-    if (plan.experts.empty() && experts.lo >= 1 && experts.hi >= experts.lo)
+    if (plan.experts.empty() && had_multiples)
       errors.push_back(
           fmt::format("--experts = {}: must allow at least top_k = {} experts", range_text(experts), b.moe.top_k));
   } else {
@@ -154,6 +155,17 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
     errors.push_back(fmt::format("search space too large: {} attention geometries x {} hidden sizes (at most {} pairs)",
                                  plan.geometries.size(), plan.hidden.size(), kMaxLoopsEvaluated));
   if (!errors.empty()) throw config_error(std::move(errors));
+  // The knobs are positive and bounded; what can still break is the template
+  // itself at another depth (a pattern longer than the layers, dense-first
+  // layers beyond them).
+  try {
+    validate(make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front()));
+  } catch (const config_error& e) {
+    std::vector<std::string> lines;
+    for (const auto& v : e.violations())
+      lines.push_back(fmt::format("--depth = {}: the derived config breaks a rule: {}", plan.depth, v));
+    throw config_error(std::move(lines));
+  }
   return plan;
 }
 

@@ -1,0 +1,176 @@
+// smelt-match sweep BASELINE: the matched ablation grid (loop spans x loop
+// counts, and depth-to-width variants), one solve per row, as a table, JSON or
+// CSV. Rows outside the tolerance are marked, not errors.
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "smelt/sweep.hpp"
+#include "smelt/sweep_report.hpp"
+#include "solver_options.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct SweepArgs {
+  std::string baseline;
+  SolverArgs solver;
+  std::string spans = "0,0.25,0.5,0.75,1";
+  std::string loops = "2,3,4";
+  std::string depths = "0.5,0.75,1.25,1.5";
+  bool json = false;
+  bool csv = false;
+};
+
+// The comma-separated words of a list, trimmed; "" and "none" list nothing.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.find_first_not_of(" \t") == std::string::npos || text == "none") return out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    word.erase(0, word.find_first_not_of(" \t"));
+    word.erase(word.find_last_not_of(" \t") + 1);
+    out.push_back(std::move(word));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+template <class T>
+bool parse_number(std::string_view s, T& out) {
+  const auto* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return !s.empty() && ec == std::errc() && ptr == end;
+}
+
+// Fractions "0.25" or percentages "25%" (percent = true), or plain numbers.
+std::vector<double> numbers(const char* option, const std::string& text, bool percent, const char* rule,
+                            std::vector<std::string>& errors) {
+  std::vector<double> out;
+  for (const std::string& w : words(text)) {
+    std::string_view s = w;
+    const bool pct = percent && !s.empty() && s.back() == '%';
+    if (pct) s.remove_suffix(1);
+    double v = 0;
+    if (parse_number(s, v))
+      out.push_back(pct ? v / 100.0 : v);
+    else
+      errors.push_back(fmt::format("{} = \"{}\": must be {} separated by commas", option, w, rule));
+  }
+  return out;
+}
+
+SweepOptions parse_lists(const SweepArgs& a, std::vector<std::string>& errors) {
+  SweepOptions o;
+  o.spans = numbers("--spans", a.spans, true, "fractions of the layers (0.25) or percentages (25%)", errors);
+  o.depths = numbers("--depths", a.depths, false, "depth multipliers (0.5)", errors);
+  o.loops.clear();
+  for (const std::string& w : words(a.loops)) {
+    std::int64_t n = 0;
+    if (parse_number(std::string_view(w), n))
+      o.loops.push_back(n);
+    else
+      errors.push_back(fmt::format("--loops = \"{}\": must be whole numbers separated by commas", w));
+  }
+  return o;
+}
+
+std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
+
+std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const MatchOptions& m) {
+  const auto contexts = m.contexts.empty() ? std::vector<std::int64_t>{b.context_length} : m.contexts;
+  std::vector<std::string_view> budgets;
+  for (const Budget x : m.match) budgets.push_back(to_string(x));
+  std::string out = fmt::format(
+      "{}: {} layers, H {}, {} experts, heads/kv/hd {}/{}/{}; matched on {} at context {}\n", b.name, b.num_layers,
+      b.hidden_size, b.moe.num_experts, b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim,
+      fmt::join(budgets, ", "), fmt::join(contexts, ", "));
+  std::vector<std::vector<std::string>> cells{{"kind", "variant", "span", "loops", "depth", "executed", "H", "experts",
+                                               "heads/kv/hd", "FLOPs", "params", "KV", "max", "within",
+                                               "depth/width"}};
+  std::size_t within = 0;
+  for (const SweepRow& r : rows) {
+    within += r.within_tolerance ? 1 : 0;
+    const std::string variant = r.kind == SweepKind::depth  ? fmt::format("{:g}x", r.depth_multiplier)
+                                : r.kind == SweepKind::loop ? fmt::format("{:g}%", 100 * r.span_fraction)
+                                                            : "-";
+    const Knobs& k = r.knobs;
+    cells.push_back({std::string(to_string(r.kind)), variant, r.span, std::to_string(r.loops),
+                     std::to_string(r.config.num_layers), std::to_string(r.executed_layers), std::to_string(k.hidden),
+                     std::to_string(k.experts), fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim),
+                     pct(r.flops_mismatch_pct), pct(r.params_mismatch_pct), pct(r.kv_mismatch_pct),
+                     fmt::format("{:.3f}%", r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no",
+                     fmt::format("{:.5f}", r.depth_to_width)});
+  }
+  std::vector<std::size_t> width(cells.front().size());
+  for (const auto& line : cells)
+    for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  for (const auto& line : cells) {
+    std::string text;
+    for (std::size_t i = 0; i < line.size(); ++i)  // kind, variant and span left-aligned, numbers right
+      text += i < 3 ? fmt::format("{:<{}}  ", line[i], width[i]) : fmt::format("{:>{}}  ", line[i], width[i]);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + '\n';
+  }
+  out += fmt::format("{} of {} rows within the {}% tolerance\n", within, rows.size(), m.tolerance_pct);
+  return out;
+}
+
+int run_sweep(const SweepArgs& args) {
+  std::vector<std::string> errors;
+  if (args.json && args.csv) errors.push_back("--json, --csv: choose one output format");
+  const SweepOptions options = parse_lists(args, errors);
+  SolverSetup setup;
+  try {
+    setup = make_setup(args.solver);
+  } catch (const config_error& e) {
+    errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+  }
+  const ModelConfig baseline = read_config(args.baseline);
+  const auto more = sweep_violations(baseline, options);
+  errors.insert(errors.end(), more.begin(), more.end());
+  if (!errors.empty()) throw config_error(std::move(errors));
+
+  setup.options.top = 1;
+  const std::vector<SweepRow> rows = sweep(baseline, options, setup.space, setup.options);
+  std::cout << (args.json  ? sweep_report_json(baseline, rows, setup.options)
+                : args.csv ? sweep_report_csv(rows)
+                           : table(baseline, rows, setup.options));
+  return kOk;
+}
+
+}  // namespace
+
+Run add_sweep(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* sub = app.add_subcommand(
+      "sweep", "Matched ablation grid: loop spans x loop counts and depth-to-width variants, one solve per row");
+  sub->add_option("BASELINE", args->baseline, "Baseline config: smelt native JSON or Hugging Face config.json")
+      ->required();
+  add_solver_options(sub, args->solver, false);
+  sub->get_option("--tolerance")
+      ->description("Largest acceptable mismatch in percent (default 1); rows above it are marked, not errors");
+  sub->get_option("--top")->group("");  // each row is the best candidate
+  sub->add_option("--spans", args->spans,
+                  "Fractions of the layers to loop, centred: 0.25 or 25%, comma-separated; 0 is the unlooped "
+                  "Baseline (default 0,0.25,0.5,0.75,1)");
+  sub->add_option("--loops", args->loops, "Loop counts for each span above 0, comma-separated (default 2,3,4)");
+  sub->add_option("--depths", args->depths,
+                  "Depth multipliers of the Baseline's layers for unlooped depth-to-width rows, comma-separated; "
+                  "\"\" or none for no depth rows (default 0.5,0.75,1.25,1.5)");
+  sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
+  sub->add_flag("--csv", args->csv, "Print CSV (a header line, then one line per row) instead of a table");
+  return [args] { return run_sweep(*args); };
+}
+
+}  // namespace smelt::cli

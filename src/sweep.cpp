@@ -1,0 +1,185 @@
+// sweep(): one solve call per row of the grid, every error gathered first.
+#include "smelt/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "smelt/error.hpp"
+
+namespace smelt {
+namespace {
+
+using i64 = std::int64_t;
+constexpr i64 kMaxDepth = i64{1} << 16;  // as solve's --depth
+
+template <class T>
+std::vector<T> unique_in_order(const std::vector<T>& values) {
+  std::vector<T> out;
+  for (const T& v : values)
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+
+// A span text that resolve_loop reads as this fraction: it wants a '.' ("1"
+// would be layer 1, and "0" is no span at all).
+std::string fraction_span(double f) {
+  std::string text = fmt::format("{}", f);
+  if (text.find('e') != std::string::npos) return fmt::format("{:.20f}", f);
+  if (text.find('.') == std::string::npos) text += ".0";
+  return text;
+}
+
+// The depth a multiplier gives, or 0 when it gives none in [1, kMaxDepth].
+i64 scaled_depth(double multiplier, i64 layers) {
+  const double d = multiplier * static_cast<double>(layers);
+  if (!(d >= 0.5 && d < static_cast<double>(kMaxDepth) + 0.5)) return 0;
+  return static_cast<i64>(std::llround(d));
+}
+
+// The signed mismatch of largest magnitude over the contexts.
+template <class Member>
+double worst(const Candidate& c, Member member) {
+  double out = 0;
+  for (const BudgetsAt& at : c.budgets) {
+    const double v = (at.*member).mismatch_pct;
+    if (std::fabs(v) > std::fabs(out)) out = v;
+  }
+  return out;
+}
+
+SweepRow make_row(SweepKind kind, LoopRecipe recipe, const MatchResult& r) {
+  const Candidate& best = r.candidates.front();
+  SweepRow row;
+  row.kind = kind;
+  row.recipe = std::move(recipe);
+  row.config = best.config;
+  row.knobs = best.knobs;
+  row.span = best.config.loop.active() ? format_span(best.config.loop) : "none";
+  row.loops = row.recipe.loops;
+  row.executed_layers = best.executed_layers;
+  row.flops_mismatch_pct = worst(best, &BudgetsAt::flops);
+  row.params_mismatch_pct = worst(best, &BudgetsAt::params);
+  row.kv_mismatch_pct = worst(best, &BudgetsAt::kv);
+  row.max_abs_mismatch_pct = best.max_abs_mismatch_pct;
+  row.within_tolerance = r.within_tolerance;
+  row.depth_to_width = best.depth_to_width;
+  return row;
+}
+
+std::string row_label(const SweepRow& row) {
+  switch (row.kind) {
+    case SweepKind::baseline:
+      return "baseline";
+    case SweepKind::loop:
+      return fmt::format("span {} x{}", row.span_fraction, row.recipe.loops);
+    case SweepKind::depth:
+      return fmt::format("depth {}x", row.depth_multiplier);
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string_view to_string(SweepKind v) {
+  switch (v) {
+    case SweepKind::baseline:
+      return "baseline";
+    case SweepKind::loop:
+      return "loop";
+    case SweepKind::depth:
+      return "depth";
+  }
+  return "?";
+}
+
+std::vector<std::string> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
+  std::vector<std::string> errors;
+  for (const double f : o.spans)
+    if (!(f >= 0 && f <= 1))
+      errors.push_back(fmt::format("--spans = {}: must be a fraction of the layers in [0, 1] (0% to 100%)", f));
+  for (const i64 n : o.loops)
+    if (n < 1) errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+  const bool loop_rows = std::any_of(o.spans.begin(), o.spans.end(), [](double f) { return f > 0; });
+  if (loop_rows && o.loops.empty())
+    errors.push_back("--loops = \"\": must list at least one loop count for the spans above 0");
+  const i64 layers = baseline.num_layers;
+  for (const double m : o.depths) {
+    if (!(std::isfinite(m) && m > 0)) {
+      errors.push_back(fmt::format("--depths = {}: must be a depth multiplier > 0", m));
+      continue;
+    }
+    const i64 depth = scaled_depth(m, layers);
+    if (depth == 0)
+      errors.push_back(fmt::format("--depths = {}: gives {} x {} layers, which must round to between 1 and {}", m, m,
+                                   layers, kMaxDepth));
+    else if (depth != layers && !baseline.moe.layers.empty())
+      errors.push_back(fmt::format(
+          "--depths = {}: the Baseline lists its MoE layers explicitly, so its depth cannot change (use --depths none)",
+          m));
+  }
+  if (o.spans.empty() && o.depths.empty()) errors.push_back("--spans, --depths: both empty, so the sweep has no rows");
+  return errors;
+}
+
+std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& options, const SearchSpace& space,
+                            const MatchOptions& match) {
+  validate(baseline);
+  if (auto errors = sweep_violations(baseline, options); !errors.empty()) throw config_error(std::move(errors));
+
+  std::vector<SweepRow> plan;  // kind, fractions and recipe of every row
+  for (const double f : unique_in_order(options.spans)) {
+    SweepRow row;
+    row.span_fraction = f;
+    row.recipe.span = fraction_span(f);
+    if (f == 0) {
+      row.recipe.loops = 1;
+      plan.push_back(row);
+      continue;
+    }
+    row.kind = SweepKind::loop;
+    for (const i64 n : unique_in_order(options.loops)) {
+      row.recipe.loops = n;
+      plan.push_back(row);
+    }
+  }
+  for (const double m : unique_in_order(options.depths)) {
+    SweepRow row;
+    row.kind = SweepKind::depth;
+    row.depth_multiplier = m;
+    row.recipe.span = fraction_span(0);
+    row.recipe.loops = 1;
+    row.recipe.depth = scaled_depth(m, baseline.num_layers);
+    plan.push_back(row);
+  }
+
+  MatchOptions top1 = match;
+  top1.top = 1;
+  std::vector<SweepRow> rows;
+  // Each distinct solver violation, with the rows it hit.
+  std::vector<std::pair<std::string, std::vector<std::string>>> failures;
+  for (const SweepRow& p : plan) {
+    try {
+      SweepRow row = make_row(p.kind, p.recipe, solve(baseline, p.recipe, space, top1));
+      row.span_fraction = p.span_fraction;
+      row.depth_multiplier = p.depth_multiplier;
+      rows.push_back(std::move(row));
+    } catch (const config_error& e) {
+      for (const std::string& v : e.violations()) {
+        auto it = std::find_if(failures.begin(), failures.end(), [&](const auto& f) { return f.first == v; });
+        if (it == failures.end()) it = failures.insert(failures.end(), {v, {}});
+        it->second.push_back(row_label(p));
+      }
+    }
+  }
+  if (failures.empty()) return rows;
+  std::vector<std::string> errors;
+  for (const auto& [violation, hit] : failures)
+    errors.push_back(hit.size() == plan.size() ? violation
+                                               : fmt::format("{} (sweep rows: {})", violation, fmt::join(hit, ", ")));
+  throw config_error(std::move(errors));
+}
+
+}  // namespace smelt
