@@ -91,13 +91,12 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
   const auto contexts = m.contexts.empty() ? std::vector<std::int64_t>{b.context_length} : m.contexts;
   std::vector<std::string_view> budgets;
   for (const Budget x : m.match) budgets.push_back(to_string(x));
-  std::string out = fmt::format(
-      "{}: {} layers, H {}, {} experts, heads/kv/hd {}/{}/{}; matched on {} at context {}\n", b.name, b.num_layers,
-      b.hidden_size, b.moe.num_experts, b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim,
-      fmt::join(budgets, ", "), fmt::join(contexts, ", "));
+  std::string out =
+      fmt::format("{}: {} layers, H {}, {} experts, heads/kv/hd {}/{}/{}; matched on {} at context {}\n", b.name,
+                  b.num_layers, b.hidden_size, b.moe.num_experts, b.attention.num_heads, b.attention.num_kv_heads,
+                  b.attention.head_dim, fmt::join(budgets, ", "), fmt::join(contexts, ", "));
   std::vector<std::vector<std::string>> cells{{"kind", "variant", "span", "loops", "depth", "executed", "H", "experts",
-                                               "heads/kv/hd", "FLOPs", "params", "KV", "max", "within",
-                                               "depth/width"}};
+                                               "heads/kv/hd", "FLOPs", "params", "KV", "max", "within", "depth/width"}};
   std::size_t within = 0;
   for (const SweepRow& r : rows) {
     within += r.within_tolerance ? 1 : 0;
@@ -131,17 +130,31 @@ int run_sweep(const SweepArgs& args) {
   if (args.json && args.csv) errors.push_back("--json, --csv: choose one output format");
   const SweepOptions options = parse_lists(args, errors);
   SolverSetup setup;
+  bool setup_ok = true;
   try {
     setup = make_setup(args.solver);
   } catch (const config_error& e) {
+    setup_ok = false;
     errors.insert(errors.end(), e.violations().begin(), e.violations().end());
   }
   const ModelConfig baseline = read_config(args.baseline);
   const auto more = sweep_violations(baseline, options);
   errors.insert(errors.end(), more.begin(), more.end());
+  setup.options.top = 1;
+  if (!errors.empty() && setup_ok) {
+    // The solver options parsed: list what the solver says of them too (the
+    // unlooped Baseline's space), so that every error shows at once.
+    try {
+      LoopRecipe unlooped;
+      unlooped.span = "0.0";
+      unlooped.loops = 1;
+      (void)solve(baseline, unlooped, setup.space, setup.options);
+    } catch (const config_error& e) {
+      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+    }
+  }
   if (!errors.empty()) throw config_error(std::move(errors));
 
-  setup.options.top = 1;
   const std::vector<SweepRow> rows = sweep(baseline, options, setup.space, setup.options);
   std::cout << (args.json  ? sweep_report_json(baseline, rows, setup.options)
                 : args.csv ? sweep_report_csv(rows)
