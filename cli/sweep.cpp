@@ -87,14 +87,20 @@ SweepOptions parse_lists(const SweepArgs& a, std::vector<std::string>& errors) {
 
 std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
 
+// heads/KV heads/head_dim, or heads/MLA (whose attention the solver keeps).
+std::string geometry(const ModelConfig& c) {
+  const AttentionConfig& a = c.attention;
+  return a.type == AttentionType::mla ? fmt::format("{}/MLA", a.num_heads)
+                                      : fmt::format("{}/{}/{}", a.num_heads, a.num_kv_heads, a.head_dim);
+}
+
 std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const MatchOptions& m) {
   const auto contexts = m.contexts.empty() ? std::vector<std::int64_t>{b.context_length} : m.contexts;
   std::vector<std::string_view> budgets;
   for (const Budget x : m.match) budgets.push_back(to_string(x));
-  std::string out =
-      fmt::format("{}: {} layers, H {}, {} experts, heads/kv/hd {}/{}/{}; matched on {} at context {}\n", b.name,
-                  b.num_layers, b.hidden_size, b.moe.num_experts, b.attention.num_heads, b.attention.num_kv_heads,
-                  b.attention.head_dim, fmt::join(budgets, ", "), fmt::join(contexts, ", "));
+  std::string out = fmt::format("{}: {} layers, H {}, {} experts, heads/kv/hd {}; matched on {} at context {}\n",
+                                b.name, b.num_layers, b.hidden_size, b.moe.num_experts, geometry(b),
+                                fmt::join(budgets, ", "), fmt::join(contexts, ", "));
   std::vector<std::vector<std::string>> cells{{"kind", "variant", "span", "loops", "depth", "executed", "H", "experts",
                                                "heads/kv/hd", "FLOPs", "params", "KV", "max", "within", "depth/width"}};
   std::size_t within = 0;
@@ -106,10 +112,9 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
     const Knobs& k = r.knobs;
     cells.push_back({std::string(to_string(r.kind)), variant, r.span, std::to_string(r.loops),
                      std::to_string(r.config.num_layers), std::to_string(r.executed_layers), std::to_string(k.hidden),
-                     std::to_string(k.experts), fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim),
-                     pct(r.flops_mismatch_pct), pct(r.params_mismatch_pct), pct(r.kv_mismatch_pct),
-                     fmt::format("{:.3f}%", r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no",
-                     fmt::format("{:.5f}", r.depth_to_width)});
+                     std::to_string(k.experts), geometry(r.config), pct(r.flops_mismatch_pct),
+                     pct(r.params_mismatch_pct), pct(r.kv_mismatch_pct), fmt::format("{:.3f}%", r.max_abs_mismatch_pct),
+                     r.within_tolerance ? "yes" : "no", fmt::format("{:.5f}", r.depth_to_width)});
   }
   std::vector<std::size_t> width(cells.front().size());
   for (const auto& line : cells)

@@ -68,3 +68,18 @@ smelt_cli_test(error.convention EXIT 2 ARGS count --convention 6N ${SMELT_EX}/ti
 smelt_cli_test(error.no_config EXIT 2 ARGS count STDOUT_EMPTY STDERR "CONFIG is required")
 smelt_cli_test(error.unknown_model_type EXIT 2 ARGS count ${SMELT_BAD}/unknown_model_type.json STDOUT_EMPTY
                STDERR "model_type = \"gpt2\": not supported; supported: dbrx, ")
+
+# sweep: the matched ablation grid; rows outside the tolerance are marked "no", not errors (exit code 0).
+smelt_cli_test(sweep.table EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json
+               STDOUT "kind +variant +span +loops +depth +executed +H +experts +heads/kv/hd +FLOPs +params +KV +max +within +depth/width\nbaseline +- +none +1 +12 +12 +1280 +192 +10/2/128 +\\+0.000% +\\+0.000% +\\+0.000% +0.000% +yes +0.00937\nloop +25% +5-7 +2 +12 +15 .*\nloop +50% +4-9 +2 +12 +18 +1024 +312 +10/2/88 .* no .*\ndepth +1.5x +none +1 +18 +18 .*\n[0-9]+ of 17 rows within the 1% tolerance\n")
+smelt_cli_test(sweep.percent EXIT 0 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans 50% --loops 3 --depths none
+               STDOUT "\nloop +50% +2-3 +3 +4 +8 .*\n0 of 1 rows within")
+smelt_cli_test(sweep.csv EXIT 0 ARGS sweep --csv --depths none ${SMELT_EX}/smelt-baseline-12l.json
+               STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375\nloop,0.25,1,5-7,2,12,15,")
+smelt_cli_test(sweep.json EXIT 0 ARGS sweep --json --spans 0 --depths 0.5 ${SMELT_EX}/smelt-baseline-12l.json
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"baseline\": \"smelt-baseline-12l\",.*\"rows\": \\[\n    {\n      \"kind\": \"baseline\",.*\"kind\": \"depth\",.*\"depth\": 6,")
+smelt_cli_test(sweep.error.options EXIT 2 STDOUT_EMPTY
+               ARGS sweep --spans 1.5,abc --loops 0 --depths 0 --hidden 7:3 ${SMELT_EX}/smelt-baseline-12l.json
+               STDERR "--spans = \"abc\": must be fractions of the layers \\(0.25\\) or percentages \\(25%\\) separated by commas\n--spans = 1.5: must be a fraction of the layers in \\[0, 1\\] \\(0% to 100%\\)\n--loops = 0: must be at least 1\n--depths = 0: must be a depth multiplier > 0\n--hidden = 7:3: must be a positive value or a range LO:HI with LO <= HI")
+smelt_cli_test(sweep.error.formats EXIT 2 STDOUT_EMPTY ARGS sweep --json --csv ${SMELT_EX}/smelt-baseline-12l.json
+               STDERR "--json, --csv: choose one output format")
