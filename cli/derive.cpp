@@ -25,13 +25,15 @@ struct DeriveArgs {
 
 std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
 
-std::string geometry(const Knobs& k) { return fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim); }
+std::string geometry(const Knobs& k) {
+  return k.kv_heads == 0 ? fmt::format("{}/MLA", k.heads) : fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim);
+}
 
 std::string human_report(const MatchResult& r) {
   const Candidate& best = r.candidates.front();
   std::string out = fmt::format("{} -> {}: ", r.baseline.name, best.config.name);
-  out += r.loop.active() ? fmt::format("layers {} looped x{}, residual scale {}\n", format_span(r.loop), r.loop.count,
-                                       r.loop.residual_scale)
+  out += r.loop.active() ? fmt::format("layers {} looped x{}, residual scale {:.4g}\n", format_span(r.loop),
+                                       r.loop.count, r.loop.residual_scale)
                          : "no loop\n";
   std::vector<std::vector<std::string>> rows;
   const bool many = best.budgets.size() > 1;

@@ -48,8 +48,9 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
     sub->add_option("--span", a.span,
                     "Looped layers: middle-half (default), full, a fraction (0.25 or 25%), or 1-based \"4-9\"");
     sub->add_option("--loops", a.loops, "Passes through the span (default 2)");
-    sub->add_option("--residual-scale", a.residual_scale, "Scale on looped residual updates (default 1/loops)");
-    sub->add_option("--depth", a.depth, "Layers of the derived model (default: the Baseline's)");
+    a.residual_scale_option =
+        sub->add_option("--residual-scale", a.residual_scale, "Scale on looped residual updates (default 1/loops)");
+    a.depth_option = sub->add_option("--depth", a.depth, "Layers of the derived model (default: the Baseline's)");
   }
   sub->add_option("--hidden", a.hidden,
                   "Hidden size: a value or LO:HI (default: multiples of --align-hidden in [H/4, H])");
@@ -80,8 +81,8 @@ SolverSetup make_setup(const SolverArgs& a) {
   SolverSetup s;
   s.recipe.span = a.span;
   s.recipe.loops = a.loops;
-  if (a.residual_scale != 0) s.recipe.residual_scale = a.residual_scale;
-  if (a.depth != 0) s.recipe.depth = a.depth;
+  if (a.residual_scale_option && a.residual_scale_option->count() > 0) s.recipe.residual_scale = a.residual_scale;
+  if (a.depth_option && a.depth_option->count() > 0) s.recipe.depth = a.depth;
   s.space.hidden = parse_range("--hidden", a.hidden, errors);
   s.space.experts = parse_range("--experts", a.experts, errors);
   s.space.head_dim = parse_range("--head-dim", a.head_dim, errors);

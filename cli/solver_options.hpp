@@ -13,8 +13,10 @@ namespace smelt::cli {
 struct SolverArgs {
   std::string span = "middle-half";
   std::int64_t loops = 2;
-  double residual_scale = 0;                               // 0: 1 / loops
-  std::int64_t depth = 0;                                  // 0: the Baseline's layers
+  double residual_scale = 0;  // used when given
+  std::int64_t depth = 0;     // used when given
+  const CLI::Option* residual_scale_option = nullptr;
+  const CLI::Option* depth_option = nullptr;
   std::string hidden, experts, head_dim, kv_heads, heads;  // "V" or "LO:HI"; empty: default domain
   std::int64_t align_hidden = 64, align_experts = 8, align_head_dim = 8, min_head_dim = 32, align_ffn = 16;
   bool free_heads = false;

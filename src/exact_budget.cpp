@@ -47,32 +47,39 @@ Objective::Objective(const MatchOptions& o)
   }
 }
 
-namespace {
-Fraction gap(i128 candidate, i128 baseline) {
-  return {candidate > baseline ? candidate - baseline : baseline - candidate, baseline > 0 ? baseline : 1};
+Fraction gap(i128 candidate, i128 target) {
+  return {candidate > target ? candidate - target : target - candidate, target > 0 ? target : 1};
 }
-void take_max(Fraction& best, Fraction f) {
-  if (compare(f, best) > 0) best = f;
-}
-}  // namespace
 
-Fraction Objective::score(const ExactBudgets& c, const ExactBudgets& b) const {
-  Fraction worst{0, 1};
-  for (std::size_t i = 0; i < c.kv_bytes.size(); ++i) {
-    if (flops)
-      take_max(worst, flops_with_head
-                          ? gap(c.flops_non_embedding[i] + c.lm_head[i], b.flops_non_embedding[i] + b.lm_head[i])
-                          : gap(c.flops_non_embedding[i], b.flops_non_embedding[i]));
-    if (kv) take_max(worst, gap(c.kv_bytes[i], b.kv_bytes[i]));
+int compare(const Score& a, const Score& b) {
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (const int c = compare(a[i], b[i]); c != 0) return c;
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+std::vector<i128> Objective::components(const ExactBudgets& b) const {
+  std::vector<i128> out;
+  for (std::size_t i = 0; i < b.kv_bytes.size(); ++i) {
+    if (flops) out.push_back(flops_with_head ? b.flops_non_embedding[i] + b.lm_head[i] : b.flops_non_embedding[i]);
+    if (kv) out.push_back(b.kv_bytes[i]);
   }
-  if (params) take_max(worst, gap(c.params_non_embedding, b.params_non_embedding));
-  return worst;
+  if (params) out.push_back(b.params_non_embedding);
+  return out;
+}
+
+Score Objective::score(const std::vector<i128>& candidate, const std::vector<i128>& target) const {
+  Score s;
+  s.reserve(candidate.size());
+  for (std::size_t i = 0; i < candidate.size(); ++i) s.push_back(gap(candidate[i], target[i]));
+  std::sort(s.begin(), s.end(), [](const Fraction& x, const Fraction& y) { return compare(x, y) > 0; });
+  return s;
 }
 
 Fraction Objective::kv_score(const ExactBudgets& c, const ExactBudgets& b) const {
   Fraction worst{0, 1};
   if (kv)
-    for (std::size_t i = 0; i < c.kv_bytes.size(); ++i) take_max(worst, gap(c.kv_bytes[i], b.kv_bytes[i]));
+    for (std::size_t i = 0; i < c.kv_bytes.size(); ++i)
+      if (const Fraction f = gap(c.kv_bytes[i], b.kv_bytes[i]); compare(f, worst) > 0) worst = f;
   return worst;
 }
 

@@ -34,6 +34,13 @@ struct ExactBudgets {
 
 ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts);
 
+// The objective's value: the relative mismatches of every matched budget at
+// every context, sorted from the largest. Scores compare lexicographically
+// (leximax): first the largest mismatch, then the next largest, and so on, so
+// a budget no candidate can move does not hide how well the others match.
+using Score = std::vector<Fraction>;
+int compare(const Score& a, const Score& b);
+
 // Which budgets the objective takes, and how.
 struct Objective {
   bool flops = true;
@@ -42,11 +49,19 @@ struct Objective {
   bool flops_with_head = false;
 
   explicit Objective(const MatchOptions& options);
-  // max over matched budgets and contexts of |candidate - baseline| / baseline
-  Fraction score(const ExactBudgets& candidate, const ExactBudgets& baseline) const;
-  // The same, over the KV cache alone (0 when it is not matched).
-  Fraction kv_score(const ExactBudgets& candidate, const ExactBudgets& baseline) const;
+  // The matched budgets as one flat list, one entry per (budget, context).
+  std::vector<i128> components(const ExactBudgets& budgets) const;
+  // Sorted relative mismatches of `candidate` components against `target` ones.
+  Score score(const std::vector<i128>& candidate, const std::vector<i128>& target) const;
+  Score score(const ExactBudgets& candidate, const ExactBudgets& target) const {
+    return score(components(candidate), components(target));
+  }
+  // The largest mismatch of the KV cache alone (0 when it is not matched): a
+  // lower bound on the first entry of the score of any config with this KV.
+  Fraction kv_score(const ExactBudgets& candidate, const ExactBudgets& target) const;
 };
+
+Fraction gap(i128 candidate, i128 target);
 
 double to_percent(i128 candidate, i128 baseline);
 

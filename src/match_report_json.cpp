@@ -13,9 +13,16 @@ ordered_json budget(const BudgetValue& v) {
   return {{"baseline", v.baseline}, {"candidate", v.candidate}, {"mismatch_pct", v.mismatch_pct}};
 }
 
+// Parameter counts are exact integers.
+ordered_json count_budget(const BudgetValue& v) {
+  return {{"baseline", static_cast<std::int64_t>(v.baseline)},
+          {"candidate", static_cast<std::int64_t>(v.candidate)},
+          {"mismatch_pct", v.mismatch_pct}};
+}
+
 ordered_json budgets(const BudgetsAt& at) {
   return {{"flops_per_token", budget(at.flops)},
-          {"params_non_embedding", budget(at.params)},
+          {"params_non_embedding", count_budget(at.params)},
           {"kv_bytes_per_token", budget(at.kv)},
           {"flops_per_token_with_head", budget(at.flops_with_head)},
           {"flops_per_token_non_embedding", budget(at.flops_non_embedding)}};
@@ -44,6 +51,12 @@ ordered_json candidate(const Candidate& c) {
   return j;
 }
 
+// A pinned or ranged knob as [lo, hi]; "default" for its default domain.
+ordered_json range(const std::optional<KnobRange>& r) {
+  if (!r) return "default";
+  return ordered_json::array({r->lo, r->hi});
+}
+
 }  // namespace
 
 std::string match_report_json(const MatchResult& r) {
@@ -69,7 +82,15 @@ std::string match_report_json(const MatchResult& r) {
                  {"align_hidden", r.space.align_hidden},
                  {"align_experts", r.space.align_experts},
                  {"align_head_dim", r.space.align_head_dim},
-                 {"align_ffn", r.space.align_ffn}};
+                 {"align_ffn", r.space.align_ffn},
+                 {"min_head_dim", r.space.min_head_dim},
+                 {"free_heads", r.space.free_heads},
+                 {"depth", r.candidates.empty() ? r.baseline.num_layers : r.candidates.front().config.num_layers},
+                 {"hidden", range(r.space.hidden)},
+                 {"experts", range(r.space.experts)},
+                 {"head_dim", range(r.space.head_dim)},
+                 {"kv_heads", range(r.space.kv_heads)},
+                 {"heads", range(r.space.heads)}};
   j["space_size"] = r.space_size;
   j["evaluated"] = r.evaluated;
   j["within_tolerance"] = r.within_tolerance;

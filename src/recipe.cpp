@@ -43,6 +43,8 @@ LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers) {
     loop = centred(num_layers / 2, num_layers);
   } else if (span == "full") {
     loop = centred(num_layers, num_layers);
+  } else if (span == "0") {  // no layer 0 exists: read it as the fraction 0, no loop
+    loop = {};
   } else if (const auto fraction = parse_fraction(span)) {
     if (*fraction < 0 || *fraction > 1)
       errors.push_back(fmt::format("--span = \"{}\": a fraction must lie in [0, 1]", span));

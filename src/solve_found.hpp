@@ -11,7 +11,7 @@
 namespace smelt::detail {
 
 struct Found {
-  Fraction score;
+  Score score;
   std::int64_t hidden = 0;
   std::int64_t experts = 0;
   Geometry geometry;
@@ -25,8 +25,9 @@ class TopCandidates {
   bool less(const Found& a, const Found& b) const;
   void offer(const Found& f);
   bool full() const { return kept_.size() >= capacity_; }
-  // The worst kept score: anything scoring above it cannot enter.
-  const Fraction& threshold() const { return kept_.back().score; }
+  // The largest mismatch of the worst kept candidate: a config whose largest
+  // mismatch is above it cannot enter.
+  const Fraction& threshold() const { return kept_.back().score.front(); }
   const std::vector<Found>& sorted() const { return kept_; }
 
  private:

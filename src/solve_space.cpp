@@ -84,7 +84,8 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
     errors.push_back(fmt::format(
         "--depth = {}: the Baseline lists its MoE layers explicitly, so its depth cannot change", plan.depth));
   try {
-    if (plan.depth >= 1) plan.loop = resolve_loop(recipe, plan.depth);
+    // With a bad depth, still check the rest of the recipe against the Baseline's.
+    plan.loop = resolve_loop(recipe, plan.depth >= 1 && plan.depth <= (i64{1} << 16) ? plan.depth : b.num_layers);
   } catch (const config_error& e) {
     errors.insert(errors.end(), e.violations().begin(), e.violations().end());
   }

@@ -7,7 +7,7 @@ smelt_cli_test(derive.54b EXIT 0 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json
 smelt_cli_test(derive.54b.json EXIT 0 ARGS derive --json --top 2 ${SMELT_EX}/smelt-baseline-54b.json
                STDOUT "^{\n  \"schema_version\": 1,.*\"within_tolerance\": true,.*\"best\": {.*\"hidden_size\": 1920,.*\"kv_bytes_per_token\": {\n *\"baseline\": 69120.0,\n *\"candidate\": 69120.0,\n *\"mismatch_pct\": 0.0.*\"alternatives\": \\[")
 smelt_cli_test(derive.out EXIT 0 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json --out ${OUT_DIR}/derived-54b.json
-               STDOUT "max \\|mismatch\\| 0.458%")
+               STDOUT "max \\|mismatch\\| 0.534%")
 # The written config counts, and feeds back in: derive from it with no loop returns it unchanged.
 smelt_cli_test(derive.out.count EXIT 0 ARGS count ${OUT_DIR}/derived-54b.json STDOUT "layers executed +45\n")
 set_tests_properties(cli.derive.out.count PROPERTIES DEPENDS cli.derive.out)

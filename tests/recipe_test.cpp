@@ -36,6 +36,7 @@ TEST_CASE("full, fractions, percentages and explicit spans resolve", "[recipe]")
   CHECK(span_of("0.3", 10) == "4-6");  // floor(0.3 x 10) = 3 despite binary rounding
   CHECK(span_of("1.0", 12) == "1-12");
   CHECK(span_of("0.0", 12) == "none");
+  CHECK(span_of("0", 12) == "none");  // no layer 0: the fraction 0
   CHECK(span_of("2-5", 12) == "2-5");
   CHECK(span_of("7", 12) == "7-7");
   CHECK(span_of("middle-half", 12, 1) == "none");  // one pass is no loop

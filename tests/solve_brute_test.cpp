@@ -13,7 +13,9 @@ namespace {
 
 struct Random {
   std::mt19937_64 engine{20261130};
-  std::int64_t in(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine); }
+  std::int64_t in(std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine);
+  }
   bool coin() { return in(0, 1) == 1; }
 };
 
@@ -33,6 +35,12 @@ ModelConfig random_baseline(Random& r) {
   a.head_dim = 8 * r.in(2, 10);
   a.qkv_bias = r.coin();
   a.qk_norm = r.coin() ? QkNorm::per_head : QkNorm::none;
+  if (r.in(0, 5) == 0) {  // MLA: its attention is kept, so its KV cache cannot be matched
+    a.type = AttentionType::mla;
+    a.mla = {8 * r.in(0, 4), 8 * r.in(1, 8), 8 * r.in(1, 4), 8 * r.in(0, 2), 8 * r.in(1, 4)};
+    a.qkv_bias = false;
+    a.qk_norm = QkNorm::none;
+  }
   if (r.in(0, 3) == 0) {
     a.pattern = {LayerAttention::sliding, LayerAttention::full};
     a.window = r.in(4, 64);
@@ -76,8 +84,10 @@ TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", 
     if (b.is_moe()) s.experts = KnobRange{1, 3 * b.moe.num_experts};
     s.align_head_dim = 8;
     s.min_head_dim = 8;
-    s.head_dim = KnobRange{8, b.attention.head_dim + 16};
-    s.free_heads = r.in(0, 3) == 0;
+    if (b.attention.type == AttentionType::gqa) {
+      s.head_dim = KnobRange{8, b.attention.head_dim + 16};
+      s.free_heads = r.in(0, 3) == 0;
+    }
     s.align_ffn = 8;
     s.ffn = r.coin() ? FfnScaling::proportional : FfnScaling::fixed;
     MatchOptions o;

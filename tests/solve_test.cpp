@@ -51,11 +51,11 @@ TEST_CASE("without a loop the Baseline itself is the exact optimum", "[solve]") 
   CHECK(r.why.empty());
 }
 
-TEST_CASE("the 54B-class example matches all three budgets within half a percent", "[solve]") {
+TEST_CASE("the 54B-class example matches all three budgets within 0.54%", "[solve]") {
   const ModelConfig b = example("smelt-baseline-54b.json");
   const MatchResult r = solve(b, {});
   const Candidate& best = r.candidates.front();
-  CHECK(best.knobs == Knobs{1920, 488, 24, 6, 64, 480, 0, 0});
+  CHECK(best.knobs == Knobs{1920, 488, 24, 6, 64, 640, 0, 0});
   CHECK(r.loop.first == 8);
   CHECK(r.loop.last == 22);
   CHECK(best.executed_layers == 45);
@@ -70,7 +70,7 @@ TEST_CASE("the 54B-class example matches all three budgets within half a percent
   CHECK(best.budgets[0].params.mismatch_pct ==
         Approx(pct(static_cast<double>(derived.params.non_embedding), static_cast<double>(base.params.non_embedding)))
             .epsilon(1e-9));
-  CHECK(best.max_abs_mismatch_pct == Approx(0.458).margin(0.001));
+  CHECK(best.max_abs_mismatch_pct == Approx(0.534).margin(0.001));
   CHECK(r.within_tolerance);
   CHECK(r.candidates.size() == 5);
   // Memory and work stay far below the space: the answer is found after counting a few hundred configs.
@@ -91,8 +91,12 @@ TEST_CASE("a Baseline the space cannot match within 1% exits with reasons", "[so
   CHECK(r.why[0] ==
         "kv_bytes_per_token: +3.12% misses the 1% tolerance: KV cache moves in steps of 9.4% here (head_dim multiple "
         "of 8 with 2 KV heads); allow other --kv-heads or --head-dim values");
-  CHECK(r.why[1].rfind("params_non_embedding: +3.22% misses the 1% tolerance: parameters move in steps of", 0) == 0);
-  CHECK(r.why[2].rfind("flops_per_token: -3.55% misses the 1% tolerance", 0) == 0);
+  CHECK(r.why[1] ==
+        "flops_per_token: -3.55% misses the 1% tolerance (the largest mismatch): FLOPs move in steps of about 7.5% per "
+        "64 of hidden size here (--align-hidden)");
+  CHECK(r.why[2] ==
+        "params_non_embedding: +3.22% misses the 1% tolerance: parameters move in steps of 2.6% per 8 experts at "
+        "hidden size 1024");
 }
 
 TEST_CASE("matching parameters alone minimises the parameter mismatch alone", "[solve]") {
@@ -138,7 +142,7 @@ TEST_CASE("pinned knobs stay pinned", "[solve]") {
 
 TEST_CASE("fixed FFN widths keep the Baseline's expert width", "[solve]") {
   const MatchResult r = solve(example("smelt-baseline-54b.json"), {}, {.ffn = FfnScaling::fixed});
-  CHECK(r.candidates.front().knobs.expert_width == 576);
+  CHECK(r.candidates.front().knobs.expert_width == 768);
 }
 
 TEST_CASE("a dense Baseline has no experts to vary", "[solve]") {
