@@ -193,7 +193,8 @@ TEST_CASE("the exact integer FLOPs agree with the reported per-token terms", "[c
     }
   }
   // Tiny MoE, MoE layer: 2*(8192 + 4096) + 1024 + 24576 + 12288 = 62464; pairs 8*9/2 = 36; 2*(64 + 64) = 256.
-  const LayerCost& l = count(test::tiny_moe()).layers[1];
+  const CostReport tiny = count(test::tiny_moe());
+  const LayerCost& l = tiny.layers[1];
   CHECK(l.matmul_flops_per_visit == 62464);
   CHECK(l.attended_pairs == 36);
   CHECK(l.score_flops_per_pair == 256);
