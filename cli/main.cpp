@@ -10,13 +10,20 @@
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
 
+#ifdef SMELT_HAS_CUDA
+#include "cuda_backend.hpp"
+#endif
+
 int main(int argc, char** argv) {
   using namespace smelt::cli;
+#ifdef SMELT_HAS_CUDA
+  smelt::kernels::register_cuda_backend();  // bench's CUDA backend, when this build has one
+#endif
   CLI::App app{"smelt-match: count, match and benchmark looped Mixture-of-Experts configurations", "smelt-match"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "smelt-match 0.1.0");
   std::map<const CLI::App*, Run> runs;
-  for (auto add : {add_count, add_derive, add_sweep, add_convert}) {
+  for (auto add : {add_count, add_derive, add_sweep, add_bench, add_convert}) {
     const Run run = add(app);
     runs[app.get_subcommands({}).back()] = run;
   }

@@ -1,0 +1,128 @@
+// smelt-match bench CONFIG [--vs OTHER]: run the config's blocks on the CPU
+// reference or CUDA, and set time and executed FLOPs beside the analytic count.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/bench.hpp"
+#include "smelt/bench_report.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "table.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct BenchArgs {
+  std::string config;
+  std::string vs;
+  std::string backend = "auto";
+  std::int64_t tokens = 0;
+  std::int64_t context = 0;
+  bool moe_only = false;
+  bool balanced = false;
+  std::int64_t warmup = 3;
+  std::int64_t repetitions = 20;
+  bool force = false;
+  bool json = false;
+  const CLI::Option* tokens_option = nullptr;
+  const CLI::Option* context_option = nullptr;
+};
+
+std::string count_line(const char* label, const FlopCounts& f) {
+  std::string line = fmt::format("{:<24}{:>16}{:>16} ({:+.3f}%)", label, human(f.analytic, Unit::flops),
+                                 human(f.accounted, Unit::flops), diff_pct(f.accounted, f.analytic));
+  line += f.counter ? fmt::format("{:>16} ({:+.3f}%)", human(*f.counter, Unit::flops), diff_pct(*f.counter, f.analytic))
+                    : fmt::format("   counters: {}", f.counter_note);
+  return line + "\n";
+}
+
+std::string human_result(const BenchResult& r) {
+  std::string out = fmt::format("{} on {} ({}): {} tokens, context {}, {} block visits{}\n", r.model, r.backend,
+                                r.device, r.tokens, r.context, r.layer_visits, r.moe_only ? ", MoE sublayer only" : "");
+  out += fmt::format("  time per run {:.4g} ms, per token {:.4g} us, {:.2f} TFLOP/s", r.seconds * 1e3,
+                     r.seconds_per_token * 1e6, r.tflops);
+  if (r.dense_tflops > 0)
+    out += fmt::format(", {:.1f}% of the dense GEMM rate measured in this run ({:.1f} TFLOP/s)", r.pct_of_dense,
+                       r.dense_tflops);
+  out += "\n";
+  if (r.expert_gemm_tflops > 0) out += fmt::format("  expert GEMMs {:.1f} TFLOP/s", r.expert_gemm_tflops);
+  out +=
+      fmt::format("  expert GEMM path: {}; load imbalance (max/mean) {:.3f}\n", r.expert_gemm_path, r.load_imbalance);
+  out += fmt::format("  {:<22}{:>16}{:>16}{:>16}\n", "FLOPs", "analytic", "accounted", "counters");
+  out += "  " + count_line("all products", r.flops);
+  out += "  " + count_line("weight GEMMs", r.gemm_flops);
+  out += fmt::format("  output vs reference: max relative error {:.3g} (tolerance {:.3g}): {}\n", r.max_rel_error,
+                     r.tolerance, r.correct ? "correct" : "WRONG");
+  return out;
+}
+
+int run(const BenchArgs& args) {
+  // 0 means "the default" to the library; typed on the command line it is an error.
+  std::vector<std::string> errors;
+  if (args.tokens_option->count() > 0 && args.tokens < 1)
+    errors.push_back(fmt::format("--tokens = {}: must be positive", args.tokens));
+  if (args.context_option->count() > 0 && args.context < 1)
+    errors.push_back(fmt::format("--context = {}: must be positive", args.context));
+  if (!errors.empty()) throw config_error(std::move(errors));
+  BenchOptions o;
+  o.backend = parse_bench_backend(args.backend, "--backend");
+  o.tokens = args.tokens;
+  o.context = args.context;
+  o.moe_only = args.moe_only;
+  o.balanced = args.balanced;
+  o.warmup = args.warmup;
+  o.repetitions = args.repetitions;
+  o.force = args.force;
+  std::vector<BenchResult> results;
+  results.push_back(run_bench(read_config(args.config), o));
+  if (!args.vs.empty()) results.push_back(run_bench(read_config(args.vs), o));
+  std::string out;
+  if (args.json) {
+    out = bench_report_json(results);
+  } else {
+    for (const auto& r : results) out += human_result(r);
+    if (results.size() == 2)
+      out +=
+          fmt::format("{} vs {}: time ratio {:.4f}, analytic FLOP ratio {:.4f}\n", results[1].model, results[0].model,
+                      results[1].seconds / results[0].seconds, results[1].flops.analytic / results[0].flops.analytic);
+  }
+  std::cout << out;
+  for (const auto& r : results)
+    if (!r.correct) {
+      std::cerr << fmt::format("smelt-match: {} output differs from the reference: {:.3g} > {:.3g}\n", r.model,
+                               r.max_rel_error, r.tolerance);
+      return kInternal;
+    }
+  return kOk;
+}
+
+}  // namespace
+
+Run add_bench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* sub = app.add_subcommand("bench",
+                                 "Run a config's blocks on CPU or CUDA and compare executed FLOPs with the "
+                                 "analytic count");
+  sub->add_option("CONFIG", a->config, "Model config: smelt native JSON or Hugging Face config.json")->required();
+  sub->add_option("--vs", a->vs, "A second config to compare with (time ratio beside the analytic FLOP ratio)");
+  sub->add_option("--backend", a->backend, "cpu, cuda or auto (default: cuda when a device is present, else cpu)");
+  a->tokens_option = sub->add_option("--tokens", a->tokens,
+                                     "Tokens per run, a multiple of --context (default: one sequence on the "
+                                     "CPU, 32768 on CUDA)");
+  a->context_option = sub->add_option("--context", a->context,
+                                      "Sequence length for causal attention (default: the config's, at most "
+                                      "the tokens)");
+  sub->add_flag("--moe-only", a->moe_only, "Run the MoE (or FFN) sublayer alone, without attention");
+  sub->add_flag("--balanced", a->balanced, "Give every expert the same load instead of routing");
+  sub->add_option("--warmup", a->warmup, "Untimed runs first (default 3)");
+  sub->add_option("--repetitions", a->repetitions, "Timed runs; the median is reported (default 20)");
+  sub->add_flag("--force", a->force, "Run a CPU benchmark even when its estimated time exceeds the bound");
+  sub->add_flag("--json", a->json, "Print ordered JSON instead of text");
+  return [a] { return run(*a); };
+}
+
+}  // namespace smelt::cli

@@ -1,0 +1,113 @@
+// run_bench(): picks a backend, checks the options and the CPU time bound,
+// and runs the plan. Backends other than the CPU reference are registered at
+// run time by the program that links them, so the library needs no CUDA.
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "smelt/bench.hpp"
+#include "smelt/bench_backend.hpp"
+#include "smelt/error.hpp"
+
+namespace smelt {
+namespace {
+
+using i64 = std::int64_t;
+
+// The time bound's rate: one run's analytic FLOPs at 2 GFLOP/s. Eigen runs the
+// reference at about 25-50 GFLOP/s on one core of a current x86 server (release
+// build; examples/tiny-moe.json at 512 tokens: 30), so one run at this rate
+// stands for the whole default benchmark (3 warm-up and 20 timed runs and the
+// float64 check) with room to spare; a Debug build is slower.
+constexpr double kCpuFlopsPerSecond = 2e9;
+constexpr double kCpuSecondsBound = 60;
+// CUDA runs default to this many tokens (the realistic shape).
+constexpr i64 kCudaDefaultTokens = 32768;
+
+constexpr std::array<std::pair<BenchBackendKind, std::string_view>, 3> kNames{
+    {{BenchBackendKind::automatic, "auto"}, {BenchBackendKind::cpu, "cpu"}, {BenchBackendKind::cuda, "cuda"}}};
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<BenchBackend>> backends;
+
+  std::shared_ptr<BenchBackend> find(std::string_view name) {
+    std::lock_guard lock(mutex);
+    for (const auto& b : backends)
+      if (b->name() == name) return b;
+    return nullptr;
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+std::shared_ptr<BenchBackend> choose(BenchBackendKind kind) {
+  std::shared_ptr<BenchBackend> cuda = registry().find("cuda");
+  if (kind == BenchBackendKind::cuda) {
+    if (!cuda) throw config_error("--backend = \"cuda\": unavailable: no CUDA backend in this build");
+    if (auto why = cuda->unavailable()) throw config_error(fmt::format("--backend = \"cuda\": unavailable: {}", *why));
+    return cuda;
+  }
+  if (kind == BenchBackendKind::automatic && cuda && !cuda->unavailable()) return cuda;
+  std::shared_ptr<BenchBackend> cpu = registry().find("cpu");
+  return cpu ? cpu : make_cpu_backend();
+}
+
+void check_cpu_time(const LayerPlan& plan, const BenchOptions& o) {
+  const double estimate = plan.analytic_flops / kCpuFlopsPerSecond;
+  if (estimate <= kCpuSecondsBound || o.force) return;
+  throw config_error(fmt::format(
+      "estimated CPU time {:.0f} s exceeds {:.0f} s ({:.1f} GFLOP at about {:.0f} GFLOP/s): use fewer --tokens or "
+      "--force",
+      estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9));
+}
+
+}  // namespace
+
+std::string_view to_string(BenchBackendKind v) {
+  for (const auto& [k, n] : kNames)
+    if (k == v) return n;
+  return "?";
+}
+
+BenchBackendKind parse_bench_backend(std::string_view s, std::string_view field) {
+  for (const auto& [k, n] : kNames)
+    if (n == s) return k;
+  throw config_error(fmt::format("{} = \"{}\": must be one of auto, cpu, cuda", field, s));
+}
+
+void register_bench_backend(std::shared_ptr<BenchBackend> backend) {
+  if (!backend) throw std::invalid_argument("register_bench_backend: null backend");
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  const std::string name = backend->name();
+  auto same = std::find_if(r.backends.begin(), r.backends.end(), [&](const auto& b) { return b->name() == name; });
+  if (same != r.backends.end())
+    *same = std::move(backend);
+  else
+    r.backends.push_back(std::move(backend));
+}
+
+BenchResult run_bench(const ModelConfig& config, const BenchOptions& options) {
+  const std::shared_ptr<BenchBackend> backend = choose(options.backend);
+  BenchOptions o = options;
+  const bool cpu = backend->name() == "cpu";
+  // The CUDA default: the largest whole number of sequences within 32768
+  // tokens, so that a default never fails the multiple-of-context rule.
+  if (!cpu && o.tokens == 0 && o.context >= 0) {
+    const i64 context = o.context > 0 ? o.context : std::min(config.context_length, kCudaDefaultTokens);
+    if (context > 0) o.tokens = std::max<i64>(1, kCudaDefaultTokens / context) * context;
+  }
+  const LayerPlan plan = make_layer_plan(config, o);
+  if (cpu) check_cpu_time(plan, o);
+  return backend->run(plan, o);
+}
+
+}  // namespace smelt

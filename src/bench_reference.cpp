@@ -1,0 +1,285 @@
+// The reference block of bench_backend.hpp in Eigen, in float or double. It
+// performs only the products the counting contract counts (each causal query
+// against exactly the keys it may see, each expert on exactly its tokens), so
+// adding 2 m n k per product gives the executed FLOPs by construction.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <numeric>
+#include <stdexcept>
+#include <type_traits>
+
+#include <Eigen/Dense>
+
+#include "smelt/bench_backend.hpp"
+
+namespace smelt {
+namespace {
+
+using i64 = std::int64_t;
+using Eigen::Index;
+template <class T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <class T>
+using CMap = Eigen::Map<const Mat<T>>;
+
+Index ix(i64 v) { return static_cast<Index>(v); }
+std::size_t u(i64 v) { return static_cast<std::size_t>(v); }
+
+struct Flops {
+  i64 all = 0;
+  i64 gemm = 0;
+  void weights(i64 m, i64 n, i64 k) { gemm += 2 * m * n * k, all += 2 * m * n * k; }
+};
+
+// The weights in T: float runs read the float32 vectors in place; double runs
+// convert once per call, so looped layers are not converted per visit.
+template <class T>
+struct Ffn {
+  const T* gate = nullptr;
+  const T* up = nullptr;
+  const T* down = nullptr;
+  i64 width = 0;
+};
+template <class T>
+struct Layer {
+  const T *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr, *router = nullptr, *shared_gate = nullptr;
+  std::vector<Ffn<T>> experts, shared;
+  Ffn<T> dense;
+};
+
+template <class T>
+class Converter {
+ public:
+  const T* operator()(const std::vector<float>& v) {
+    if (v.empty()) return nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      return v.data();
+    } else {
+      owned_.emplace_back(v.begin(), v.end());
+      return owned_.back().data();
+    }
+  }
+  Ffn<T> ffn(const LayerWeights::Ffn& f, i64 width) { return {(*this)(f.gate), (*this)(f.up), (*this)(f.down), width}; }
+
+ private:
+  std::deque<std::vector<T>> owned_;  // a deque keeps the addresses handed out stable
+};
+
+// First key query i (0-based in its sequence) may see; it sees keys lo..i.
+i64 first_key(const AttentionConfig& a, LayerAttention kind, i64 i) {
+  switch (kind) {
+    case LayerAttention::full:
+      return 0;
+    case LayerAttention::sliding:
+      return std::max<i64>(0, i - a.window + 1);
+    case LayerAttention::chunked:
+      return i - i % a.chunk;
+  }
+  return 0;
+}
+
+template <class T>
+class Runner {
+ public:
+  Runner(const LayerPlan& plan, bool balanced, const Routing* replay)
+      : plan_(plan), c_(plan.config), h_(c_.hidden_size), balanced_(balanced), replay_(replay) {}
+
+  void visit(Mat<T>& x, const Layer<T>& w, i64 layer, ReferenceRun& run) {
+    const bool looped = c_.loop.active() && layer + 1 >= c_.loop.first && layer + 1 <= c_.loop.last;
+    const T s = static_cast<T>(looped ? c_.loop.residual_scale : 1.0);
+    if (!plan_.moe_only) x.noalias() += s * attention(x, w, c_.attention_at(layer));
+    x.noalias() += s * (c_.is_moe_layer(layer) ? moe(x, w, run) : ffn(x, w.dense));
+  }
+
+  Flops flops;
+
+ private:
+  Mat<T> attention(const Mat<T>& x, const Layer<T>& w, LayerAttention kind) {
+    const auto& a = c_.attention;
+    const i64 n = plan_.tokens, d = a.head_dim, q = a.num_heads * d, kv = a.num_kv_heads * d;
+    const Mat<T> qm = x * CMap<T>(w.wq, ix(h_), ix(q));
+    const Mat<T> km = x * CMap<T>(w.wk, ix(h_), ix(kv));
+    const Mat<T> vm = x * CMap<T>(w.wv, ix(h_), ix(kv));
+    flops.weights(n, q, h_), flops.weights(n, kv, h_), flops.weights(n, kv, h_);
+    Mat<T> heads(ix(n), ix(q));
+    Vec<T> p(ix(plan_.context));
+    const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(d)));
+    const i64 group = a.num_heads / a.num_kv_heads;
+    for (i64 seq = 0; seq < plan_.sequences; ++seq) {
+      const i64 base = seq * plan_.context;
+      for (i64 head = 0; head < a.num_heads; ++head) {
+        const i64 kv_col = head / group * d;
+        for (i64 i = 0; i < plan_.context; ++i) {
+          const i64 lo = first_key(a, kind, i), keys = i - lo + 1;
+          auto s = p.head(ix(keys));
+          s.noalias() = km.block(ix(base + lo), ix(kv_col), ix(keys), ix(d)) *
+                        qm.row(ix(base + i)).segment(ix(head * d), ix(d)).transpose();
+          s *= scale;
+          s = (s.array() - s.maxCoeff()).exp().matrix();
+          s /= s.sum();
+          heads.row(ix(base + i)).segment(ix(head * d), ix(d)).noalias() =
+              s.transpose() * vm.block(ix(base + lo), ix(kv_col), ix(keys), ix(d));
+          flops.all += 4 * keys * d;  // 2 d per key for the score, 2 d for the value
+        }
+      }
+    }
+    flops.weights(n, h_, q);
+    return heads * CMap<T>(w.wo, ix(q), ix(h_));
+  }
+
+  // SwiGLU (or gelu_tanh for plain FFNs) over the rows of `in`.
+  Mat<T> ffn(const Mat<T>& in, const Ffn<T>& f) {
+    const i64 m = in.rows();
+    Mat<T> up = in * CMap<T>(f.up, ix(h_), ix(f.width));
+    flops.weights(m, f.width, h_);
+    if (c_.ffn.type == FfnType::gated) {
+      const Mat<T> g = in * CMap<T>(f.gate, ix(h_), ix(f.width));
+      flops.weights(m, f.width, h_);
+      up.array() *= g.array() / (static_cast<T>(1) + (-g.array()).exp());
+    } else {
+      const T k0 = static_cast<T>(0.7978845608028654), k1 = static_cast<T>(0.044715);  // sqrt(2/pi)
+      up.array() =
+          static_cast<T>(0.5) * up.array() * (static_cast<T>(1) + (k0 * (up.array() + k1 * up.array().cube())).tanh());
+    }
+    flops.weights(m, h_, f.width);
+    return up * CMap<T>(f.down, ix(f.width), ix(h_));
+  }
+
+  std::vector<i64> choose(const Mat<T>& scores, i64 moe_visit) {
+    const auto& m = c_.moe;
+    const i64 n = plan_.tokens, k = m.top_k;
+    if (replay_) {
+      if (moe_visit >= static_cast<i64>(replay_->experts.size()) || replay_->experts[u(moe_visit)].size() != u(n * k))
+        throw std::invalid_argument("reference_forward: the routing to replay does not match the plan");
+      return replay_->experts[u(moe_visit)];
+    }
+    std::vector<i64> chosen(u(n * k));
+    std::vector<i64> order(u(m.num_experts));
+    for (i64 t = 0; t < n; ++t) {
+      auto out = chosen.begin() + t * k;
+      if (balanced_) {
+        for (i64 j = 0; j < k; ++j) out[j] = (t * k + j) % m.num_experts;
+        continue;
+      }
+      std::iota(order.begin(), order.end(), i64{0});
+      const auto row = scores.row(ix(t));
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](i64 a, i64 b) { return row(ix(a)) > row(ix(b)) || (row(ix(a)) == row(ix(b)) && a < b); });
+      std::copy(order.begin(), order.begin() + k, out);
+    }
+    return chosen;
+  }
+
+  Mat<T> moe(const Mat<T>& x, const Layer<T>& w, ReferenceRun& run) {
+    const auto& m = c_.moe;
+    const i64 n = plan_.tokens, k = m.top_k, experts = m.num_experts;
+    Mat<T> scores = x * CMap<T>(w.router, ix(h_), ix(experts));
+    flops.weights(n, experts, h_);
+    if (m.router_score == RouterScore::softmax) {
+      // Row reductions evaluated first: they read the rows being overwritten.
+      const Vec<T> top = scores.rowwise().maxCoeff();
+      scores = (scores.colwise() - top).array().exp().matrix();
+      const Vec<T> sum = scores.rowwise().sum();
+      scores.array().colwise() /= sum.array();
+    } else {
+      scores = (static_cast<T>(1) / (static_cast<T>(1) + (-scores.array()).exp())).matrix();
+    }
+    std::vector<i64> chosen = choose(scores, static_cast<i64>(run.routing.experts.size()));
+    // Mixing weights: the chosen scores over their sum, per token.
+    std::vector<T> mix(chosen.size());
+    for (std::size_t t = 0; t < u(n); ++t) {
+      T sum = 0;
+      for (std::size_t j = t * u(k); j < (t + 1) * u(k); ++j) {
+        mix[j] = scores(ix(static_cast<i64>(t)), ix(chosen[j]));
+        sum += mix[j];
+      }
+      for (std::size_t j = t * u(k); j < (t + 1) * u(k); ++j) mix[j] /= sum;
+    }
+    // Token permutation grouped by expert: histogram, prefix sum, scatter of
+    // the (token, j) assignments; slot / k is the token.
+    std::vector<i64> count(u(experts), 0), start(u(experts) + 1, 0);
+    for (const i64 e : chosen) ++count[u(e)];
+    std::partial_sum(count.begin(), count.end(), start.begin() + 1);
+    std::vector<i64> slots(chosen.size()), next(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < chosen.size(); ++i) slots[u(next[u(chosen[i])]++)] = static_cast<i64>(i);
+
+    Mat<T> out = Mat<T>::Zero(ix(n), ix(h_));
+    for (std::size_t e = 0; e < u(experts); ++e) {
+      if (count[e] == 0) continue;
+      Mat<T> in(ix(count[e]), ix(h_));
+      for (i64 r = 0; r < count[e]; ++r) in.row(ix(r)) = x.row(ix(slots[u(start[e] + r)] / k));
+      const Mat<T> y = ffn(in, w.experts[e]);
+      for (i64 r = 0; r < count[e]; ++r) {
+        const i64 slot = slots[u(start[e] + r)];
+        out.row(ix(slot / k)) += mix[u(slot)] * y.row(ix(r));
+      }
+    }
+    if (!w.shared.empty()) {
+      Mat<T> shared = Mat<T>::Zero(ix(n), ix(h_));
+      for (const Ffn<T>& f : w.shared) shared += ffn(x, f);
+      if (w.shared_gate) {
+        const Vec<T> g = x * Eigen::Map<const Vec<T>>(w.shared_gate, ix(h_));
+        flops.weights(n, 1, h_);
+        shared.array().colwise() *= static_cast<T>(1) / (static_cast<T>(1) + (-g.array()).exp());
+      }
+      out += shared;
+    }
+    if (run.expert_tokens.empty()) run.expert_tokens = count;
+    run.routing.experts.push_back(std::move(chosen));
+    return out;
+  }
+
+  const LayerPlan& plan_;
+  const ModelConfig& c_;
+  const i64 h_;
+  const bool balanced_;
+  const Routing* replay_;
+};
+
+template <class T>
+ReferenceRun forward(const LayerPlan& plan, const std::vector<float>& input, const std::vector<LayerWeights>& weights,
+                     bool balanced, const Routing* replay) {
+  const ModelConfig& c = plan.config;
+  if (input.size() != u(plan.tokens * c.hidden_size) || weights.size() != u(c.num_layers))
+    throw std::invalid_argument("reference_forward: input or weights do not match the plan");
+  Converter<T> convert;
+  std::vector<Layer<T>> layers(weights.size());
+  for (std::size_t l = 0; l < weights.size(); ++l) {
+    const LayerWeights& lw = weights[l];
+    Layer<T>& t = layers[l];
+    t.wq = convert(lw.wq), t.wk = convert(lw.wk), t.wv = convert(lw.wv), t.wo = convert(lw.wo);
+    t.router = convert(lw.router), t.shared_gate = convert(lw.shared_gate);
+    for (const auto& f : lw.experts) t.experts.push_back(convert.ffn(f, c.moe.expert_width));
+    for (const auto& f : lw.shared) t.shared.push_back(convert.ffn(f, c.moe.shared_width));
+    t.dense = convert.ffn(lw.dense, c.ffn.dense_width);
+  }
+  Mat<T> x = Eigen::Map<const Mat<float>>(input.data(), ix(plan.tokens), ix(c.hidden_size)).template cast<T>();
+  Runner<T> runner(plan, balanced, replay);
+  ReferenceRun run;
+  for (const i64 layer : plan.visits) runner.visit(x, layers[u(layer)], layer, run);
+  run.output.assign(x.data(), x.data() + x.size());
+  run.accounted_flops = static_cast<double>(runner.flops.all);
+  run.accounted_gemm_flops = static_cast<double>(runner.flops.gemm);
+  return run;
+}
+
+}  // namespace
+
+ReferenceRun reference_forward(const LayerPlan& plan, const std::vector<float>& input,
+                               const std::vector<LayerWeights>& weights, bool balanced, bool float64,
+                               const Routing* replay) {
+  return float64 ? forward<double>(plan, input, weights, balanced, replay)
+                 : forward<float>(plan, input, weights, balanced, replay);
+}
+
+ReferenceRun reference_forward(const LayerPlan& plan, const std::vector<float>& input, std::uint64_t seed,
+                               bool balanced, bool float64) {
+  std::vector<LayerWeights> weights;
+  for (i64 l = 0; l < plan.config.num_layers; ++l) weights.push_back(make_layer_weights(plan, l, seed));
+  return reference_forward(plan, input, weights, balanced, float64);
+}
+
+}  // namespace smelt
