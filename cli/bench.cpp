@@ -43,13 +43,14 @@ std::string count_line(const char* label, const FlopCounts& f) {
 std::string human_result(const BenchResult& r) {
   std::string out = fmt::format("{} on {} ({}): {} tokens, context {}, {} block visits{}\n", r.model, r.backend,
                                 r.device, r.tokens, r.context, r.layer_visits, r.moe_only ? ", MoE sublayer only" : "");
-  out += fmt::format("  time per run {:.4g} ms, per token {:.4g} us, {:.2f} TFLOP/s", r.seconds * 1e3,
-                     r.seconds_per_token * 1e6, r.tflops);
+  out += fmt::format("  time per run {:.4g} ms, per token {:.4g} us, {}/s", r.seconds * 1e3, r.seconds_per_token * 1e6,
+                     human(r.tflops * 1e12, Unit::flops));
   if (r.dense_tflops > 0)
-    out += fmt::format(", {:.1f}% of the dense GEMM rate measured in this run ({:.1f} TFLOP/s)", r.pct_of_dense,
-                       r.dense_tflops);
+    out += fmt::format(", {:.1f}% of the dense GEMM rate measured in this run ({}/s)", r.pct_of_dense,
+                       human(r.dense_tflops * 1e12, Unit::flops));
   out += "\n";
-  if (r.expert_gemm_tflops > 0) out += fmt::format("  expert GEMMs {:.1f} TFLOP/s", r.expert_gemm_tflops);
+  if (r.expert_gemm_tflops > 0)
+    out += fmt::format("  expert GEMMs {}/s;", human(r.expert_gemm_tflops * 1e12, Unit::flops));
   out +=
       fmt::format("  expert GEMM path: {}; load imbalance (max/mean) {:.3f}\n", r.expert_gemm_path, r.load_imbalance);
   out += fmt::format("  {:<22}{:>16}{:>16}{:>16}\n", "FLOPs", "analytic", "accounted", "counters");

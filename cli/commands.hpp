@@ -15,5 +15,7 @@ Run add_convert(CLI::App& app);
 Run add_derive(CLI::App& app);
 Run add_bench(CLI::App& app);
 Run add_sweep(CLI::App& app);
+Run add_fit(CLI::App& app);
+Run add_frontier(CLI::App& app);
 
 }  // namespace smelt::cli

@@ -11,6 +11,7 @@
 
 #include "smelt/bench.hpp"
 #include "smelt/bench_backend.hpp"
+#include "smelt/cost.hpp"
 #include "smelt/error.hpp"
 
 namespace smelt {
@@ -25,6 +26,7 @@ using i64 = std::int64_t;
 // float64 check) with room to spare; a Debug build is slower.
 constexpr double kCpuFlopsPerSecond = 2e9;
 constexpr double kCpuSecondsBound = 60;
+constexpr double kCpuBytesBound = 8.0 * (1 << 30);
 // CUDA runs default to this many tokens (the realistic shape).
 constexpr i64 kCudaDefaultTokens = 32768;
 
@@ -69,6 +71,17 @@ void check_cpu_time(const LayerPlan& plan, const BenchOptions& o) {
       estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9));
 }
 
+// The reference holds every layer's weights in float32 and again in float64.
+void check_cpu_memory(const LayerPlan& plan, const BenchOptions& o) {
+  const double params = static_cast<double>(count(plan.config).params.non_embedding);
+  const double bytes = params * (sizeof(float) + sizeof(double));
+  if (bytes <= kCpuBytesBound || o.force) return;
+  throw config_error(fmt::format(
+      "the CPU reference needs about {:.1f} GiB for the weights of {:.3g} parameters (float32 and float64); more than "
+      "{:.0f} GiB: use a smaller config or --force",
+      bytes / double(1 << 30), params, kCpuBytesBound / double(1 << 30)));
+}
+
 }  // namespace
 
 std::string_view to_string(BenchBackendKind v) {
@@ -106,7 +119,10 @@ BenchResult run_bench(const ModelConfig& config, const BenchOptions& options) {
     if (context > 0) o.tokens = std::max<i64>(1, kCudaDefaultTokens / context) * context;
   }
   const LayerPlan plan = make_layer_plan(config, o);
-  if (cpu) check_cpu_time(plan, o);
+  if (cpu) {
+    check_cpu_memory(plan, o);
+    check_cpu_time(plan, o);
+  }
   return backend->run(plan, o);
 }
 

@@ -83,3 +83,36 @@ smelt_cli_test(sweep.error.options EXIT 2 STDOUT_EMPTY
                STDERR "--spans = \"abc\": must be fractions of the layers \\(0.25\\) or percentages \\(25%\\) separated by commas\n--spans = 1.5: must be a fraction of the layers in \\[0, 1\\] \\(0% to 100%\\)\n--loops = 0: must be at least 1\n--depths = 0: must be a depth multiplier > 0\n--hidden = 7:3: must be a positive value or a range LO:HI with LO <= HI")
 smelt_cli_test(sweep.error.formats EXIT 2 STDOUT_EMPTY ARGS sweep --json --csv ${SMELT_EX}/smelt-baseline-12l.json
                STDERR "--json, --csv: choose one output format")
+
+# fit and frontier: scaling laws (docs/scaling.md). runs-chinchilla.csv holds 30 noise-free runs of
+# L = 1.8 + 450 / N^0.35 + 2000 / D^0.37; the law files are hand-written (law-ref.json: Epoch AI's refit of
+# the Chinchilla data; law-target.json: the same with A = 400, whose gain is 1 - (400 / 482.01)^(1 / 0.3478)).
+set(SMELT_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data)
+smelt_cli_test(fit.table EXIT 0 ARGS fit ${SMELT_DATA}/runs-chinchilla.csv --group-by arch
+               STDOUT "label +E +A +B +alpha +beta +objective +rmse +runs +starts +converged\ndense +1.8 +450 +2000 +0.35 +0.37 .* 30 +[0-9]+/4500 +yes\n")
+smelt_cli_test(fit.json EXIT 0 ARGS fit --json ${SMELT_DATA}/runs-chinchilla.csv
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"laws\": \\[\n    {\n      \"form\": \"chinchilla\",.*\"alpha\": 0\\.3(4999999|5000000)[0-9]*,\n        \"beta\": 0\\.3(6999999|7000000)[0-9]*\n.*\"converged\": true,")
+smelt_cli_test(fit.error.options EXIT 2 STDOUT_EMPTY
+               ARGS fit --form kaplan --delta 0 --bootstrap -1 ${SMELT_DATA}/runs-chinchilla.csv
+               STDERR "--form = \"kaplan\": must be one of chinchilla, smelt\n--bootstrap = -1: must be at least 0\n--delta = 0: must be a positive number\n")
+smelt_cli_test(fit.error.columns EXIT 2 STDOUT_EMPTY ARGS fit --form smelt ${SMELT_DATA}/runs-chinchilla.csv
+               STDERR "missing column \"F\"")
+smelt_cli_test(frontier.table EXIT 0
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e20,1e22
+               STDOUT "reference: dense \\(.*law-ref.json\\)\nbudget +law +form +size +tokens +loss +gain over dense\n1e\\+20 +dense +chinchilla +853.477 M params +19.528 B +2.55310 +-\n +looped +chinchilla +657.186 M params +25.361 B +2.48598 +\\+41.50% \\[\\+34.68%, \\+45.94%\\]\n1e\\+22 +dense .*\n +looped .* +\\+41.50% \\[\\+39.19%, \\+45.71%\\]\n")
+smelt_cli_test(frontier.json EXIT 0
+               ARGS frontier --json --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e22
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"reference\": \"dense\",\n  \"sparsity\": 0.0,.*\"compute\": 1e\\+22,.*\"name\": \"looped\",.*\"gain\": 0.41504983229[0-9]*,\n          \"gain_interval\": \\[\n")
+smelt_cli_test(frontier.sparsity EXIT 0
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-smelt.json --budget 1e22 --sparsity 0.85
+               STDOUT "smelt laws at sparsity 0.85\n.*\n +sparse +smelt +41.602 GFLOP/token +240.376 B +2.11079 +\\+42.04%\n")
+smelt_cli_test(frontier.error.no_law EXIT 2 STDOUT_EMPTY ARGS frontier --budget 1e20 STDERR "--law is required")
+smelt_cli_test(frontier.error.budget EXIT 2 STDOUT_EMPTY
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --budget 1e20,-1e20,abc,0 --sparsity 1
+               STDERR "--budget = -1e\\+20: must be a positive number of FLOPs\n--budget = \"abc\": must be FLOPs separated by commas \\(1e20,1e21\\)\n--budget = 0: must be a positive number of FLOPs\n--sparsity = 1: must be in .0, 1\\)")  # (no bracket: an unmatched one breaks CMake lists)
+smelt_cli_test(frontier.error.below_e EXIT 2 STDOUT_EMPTY
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-low-e.json --budget 1e22,1e26
+               STDERR "law-low-e.json: gain of law 'low-e' over law 'dense' at compute 1e\\+26: the reference cannot reach the target's frontier loss: loss = 1.79906: at or below the law's irreducible loss E = 1.8169\n$")
+smelt_cli_test(frontier.error.law_file EXIT 2 STDOUT_EMPTY
+               ARGS frontier --law ${SMELT_DATA}/runs-chinchilla.csv --budget 1e20
+               STDERR "while reading laws '.*runs-chinchilla.csv':\n  .*runs-chinchilla.csv:1:1: malformed JSON")

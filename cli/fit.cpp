@@ -1,0 +1,141 @@
+// smelt-match fit RUNS: one scaling law per architecture (--group-by), as a
+// table or JSON, and the law file that `frontier` reads (--out).
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "smelt/scaling.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct FitArgs {
+  std::string runs;
+  std::string form = "chinchilla";
+  std::string group_by;
+  std::int64_t bootstrap = 0;
+  std::uint64_t seed = FitOptions{}.seed;
+  double delta = FitOptions{}.huber_delta;
+  std::int64_t threads = 0;
+  bool json = false;
+  std::string out;
+};
+
+std::string formula(LawForm form) {
+  return form == LawForm::chinchilla ? "L(N, D) = E + A / N^alpha + B / D^beta"
+                                     : "L(F, S, D) = E + A (1 - S)^b / F^a + K / D^c";
+}
+
+std::string table(const std::vector<Law>& laws, LawForm form, double delta) {
+  const std::vector<std::string> names = parameter_names(form);
+  std::string out = fmt::format("{} law {}, Huber delta {:g} on log loss\n", to_string(form), formula(form), delta);
+  std::vector<std::string> header{"label"};
+  header.insert(header.end(), names.begin(), names.end());
+  for (const char* h : {"objective", "rmse", "runs", "starts", "converged"}) header.emplace_back(h);
+  std::vector<std::vector<std::string>> cells{header};
+  for (const Law& law : laws) {
+    std::vector<std::string> line{law.label.empty() ? "(all)" : law.label};
+    const bool ci = law.ci_low.size() == names.size() && law.ci_high.size() == names.size();
+    for (std::size_t i = 0; i < names.size(); ++i)
+      line.push_back(ci ? fmt::format("{:.5g} [{:.4g}, {:.4g}]", law.params[i], law.ci_low[i], law.ci_high[i])
+                        : fmt::format("{:.5g}", law.params[i]));
+    line.push_back(fmt::format("{:.4g}", law.objective));
+    line.push_back(fmt::format("{:.4g}", law.rmse_log_loss));
+    line.push_back(std::to_string(law.runs));
+    line.push_back(fmt::format("{}/{}", law.converged_starts, law.starts));
+    line.push_back(law.converged ? "yes" : fmt::format("no ({})", law.status));
+    cells.push_back(std::move(line));
+  }
+  std::vector<std::size_t> width(header.size());
+  for (const auto& line : cells)
+    for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  for (const auto& line : cells) {
+    std::string text;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      text += i == 0 ? fmt::format("{:<{}}  ", line[i], width[i]) : fmt::format("{:>{}}  ", line[i], width[i]);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + '\n';
+  }
+  if (laws.size() == 1 && !laws.front().bootstrap.empty())
+    out += fmt::format("[2.5%, 97.5%] bootstrap percentiles over {} resamples of the runs\n",
+                       laws.front().bootstrap.size());
+  else if (!laws.empty() && !laws.front().bootstrap.empty())
+    out += "[2.5%, 97.5%] bootstrap percentiles over resamples of each label's runs\n";
+  return out;
+}
+
+int run_fit(const FitArgs& args) {
+  std::vector<std::string> errors;
+  LawForm form = LawForm::chinchilla;
+  try {
+    form = parse_law_form(args.form, "--form");
+  } catch (const config_error& e) {
+    errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+  }
+  if (args.bootstrap < 0) errors.push_back(fmt::format("--bootstrap = {}: must be at least 0", args.bootstrap));
+  if (!(args.delta > 0 && std::isfinite(args.delta)))
+    errors.push_back(fmt::format("--delta = {:g}: must be a positive number", args.delta));
+  if (args.threads < 0)
+    errors.push_back(fmt::format("--threads = {}: must be at least 0 (0: every core)", args.threads));
+  if (!errors.empty()) throw config_error(std::move(errors));
+
+  const std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by);
+  // Groups in order of first appearance.
+  std::vector<std::string> labels;
+  for (const smelt::Run& r : runs)
+    if (std::find(labels.begin(), labels.end(), r.label) == labels.end()) labels.push_back(r.label);
+  FitOptions options;
+  options.huber_delta = args.delta;
+  options.bootstrap = args.bootstrap;
+  options.seed = args.seed;
+  options.threads = args.threads;
+  std::vector<Law> laws;
+  for (const std::string& label : labels) {
+    std::vector<smelt::Run> group;
+    for (const smelt::Run& r : runs)
+      if (r.label == label) group.push_back(r);
+    try {
+      Law law = fit_law(group, form, options);
+      law.label = label;
+      laws.push_back(std::move(law));
+    } catch (const config_error& e) {
+      if (label.empty()) throw;
+      for (const auto& v : e.violations()) errors.push_back(fmt::format("{} '{}': {}", args.group_by, label, v));
+    }
+  }
+  if (!errors.empty()) throw config_error(std::move(errors));
+
+  const std::string json = laws_to_json(laws);
+  if (!args.out.empty()) write_text_file(args.out, json);
+  std::cout << (args.json ? json : table(laws, form, args.delta));
+  return kOk;
+}
+
+}  // namespace
+
+Run add_fit(CLI::App& app) {
+  auto args = std::make_shared<FitArgs>();
+  auto* sub = app.add_subcommand("fit", "Fit a scaling law to training runs, one per architecture with --group-by");
+  sub->add_option("RUNS", args->runs,
+                  "Training runs: CSV or a JSON array of objects with columns N (or F and S), D (or C) and loss")
+      ->required();
+  sub->add_option("--form", args->form, "Law form: chinchilla (N, D) or smelt (F, S, D) (default chinchilla)");
+  sub->add_option("--group-by", args->group_by, "Column naming each run's architecture: one law per value");
+  sub->add_option("--bootstrap", args->bootstrap,
+                  "Resamples of the runs for 95% confidence intervals (default 0: none)");
+  sub->add_option("--seed", args->seed, "Seed of the bootstrap resampling (reproducible)");
+  sub->add_option("--delta", args->delta, "Huber delta on the log-loss residuals (default 0.001)");
+  sub->add_option("--threads", args->threads, "Threads for the starting points (default 0: every core)");
+  sub->add_flag("--json", args->json, "Print the law file (ordered JSON) instead of a table");
+  sub->add_option("--out", args->out, "Write the law file to FILE (atomically), for `smelt-match frontier`");
+  return [args] { return run_fit(*args); };
+}
+
+}  // namespace smelt::cli

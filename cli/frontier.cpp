@@ -1,0 +1,210 @@
+// smelt-match frontier --law REF.json --law TARGET.json --budget ...: each
+// law's compute-optimal allocation and loss per budget, and the
+// compute-equivalent gain of every other law over the first (the reference).
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/error.hpp"
+#include "smelt/scaling.hpp"
+#include "table.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct FrontierArgs {
+  std::vector<std::string> laws;
+  std::string budgets;
+  double sparsity = 0;
+  bool json = false;
+};
+
+struct Named {
+  Law law;
+  std::string name;  // the label, or the file's stem when the law has none
+  std::string file;
+};
+
+struct Cell {
+  Allocation allocation;
+  std::optional<double> gain;  // none for the reference
+  std::optional<Interval> interval;
+};
+
+std::vector<double> parse_budgets(const std::string& text, std::vector<std::string>& errors) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    word.erase(0, word.find_first_not_of(" \t"));
+    word.erase(word.find_last_not_of(" \t") + 1);
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (word.empty() || ec != std::errc() || ptr != word.data() + word.size())
+      errors.push_back(fmt::format("--budget = \"{}\": must be FLOPs separated by commas (1e20,1e21)", word));
+    else if (!(v > 0 && std::isfinite(v)))
+      errors.push_back(fmt::format("--budget = {:g}: must be a positive number of FLOPs", v));
+    else
+      out.push_back(v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::string size_text(const Law& law, double size) {
+  return law.form == LawForm::chinchilla ? human(size, Unit::count) + " params" : human(size, Unit::flops) + "/token";
+}
+
+// A percentage to two decimals, with no "-0.00%" from rounding noise.
+std::string pct(double fraction) {
+  const double p = 100 * fraction;
+  return fmt::format("{:+.2f}%", std::fabs(p) < 0.005 ? 0.0 : p);
+}
+
+std::string gain_text(const Cell& c) {
+  if (!c.gain) return "-";
+  std::string s = pct(*c.gain);
+  if (c.interval) s += fmt::format(" [{}, {}]", pct(c.interval->low), pct(c.interval->high));
+  return s;
+}
+
+std::string table(const std::vector<Named>& laws, const std::vector<double>& budgets,
+                  const std::vector<std::vector<Cell>>& cells, double sparsity) {
+  std::string out = fmt::format("reference: {} ({})", laws.front().name, laws.front().file);
+  bool smelt_law = false;
+  for (const auto& n : laws) smelt_law = smelt_law || n.law.form == LawForm::smelt;
+  if (smelt_law) out += fmt::format("; smelt laws at sparsity {:g}", sparsity);
+  out += "\n";
+  std::vector<std::vector<std::string>> rows{
+      {"budget", "law", "form", "size", "tokens", "loss", fmt::format("gain over {}", laws.front().name)}};
+  for (std::size_t b = 0; b < budgets.size(); ++b)
+    for (std::size_t i = 0; i < laws.size(); ++i) {
+      const Cell& c = cells[b][i];
+      rows.push_back({i == 0 ? fmt::format("{:g}", budgets[b]) : "", laws[i].name,
+                      std::string(to_string(laws[i].law.form)), size_text(laws[i].law, c.allocation.size),
+                      human(c.allocation.tokens, Unit::count), fmt::format("{:.5f}", c.allocation.loss), gain_text(c)});
+    }
+  std::vector<std::size_t> width(rows.front().size());
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (const auto& r : rows) {
+    std::string text;
+    for (std::size_t i = 0; i < r.size(); ++i)  // budget, law and form left-aligned, numbers right
+      text += i < 3 ? fmt::format("{:<{}}  ", r[i], width[i]) : fmt::format("{:>{}}  ", r[i], width[i]);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + '\n';
+  }
+  out +=
+      "size: N* parameters (chinchilla, C = 6 N D) or F* training FLOPs per token (smelt, C = F D)\n"
+      "gain: 1 - C / C_ref, C_ref the reference's compute for the same frontier loss";
+  bool any_interval = false;
+  for (const auto& row : cells)
+    for (const auto& c : row) any_interval = any_interval || c.interval.has_value();
+  out += any_interval ? "; [2.5%, 97.5%] over paired bootstrap samples\n" : "\n";
+  return out;
+}
+
+std::string json(const std::vector<Named>& laws, const std::vector<double>& budgets,
+                 const std::vector<std::vector<Cell>>& cells, double sparsity) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["schema_version"] = 1;
+  j["reference"] = laws.front().name;
+  j["sparsity"] = sparsity;
+  j["laws"] = ordered_json::array();
+  for (const auto& n : laws)
+    j["laws"].push_back({{"name", n.name}, {"form", std::string(to_string(n.law.form))}, {"file", n.file}});
+  j["budgets"] = ordered_json::array();
+  for (std::size_t b = 0; b < budgets.size(); ++b) {
+    ordered_json row;
+    row["compute"] = budgets[b];
+    row["laws"] = ordered_json::array();
+    for (std::size_t i = 0; i < laws.size(); ++i) {
+      const Cell& c = cells[b][i];
+      ordered_json l;
+      l["name"] = laws[i].name;
+      l["size"] = c.allocation.size;
+      l["size_unit"] = laws[i].law.form == LawForm::chinchilla ? "params" : "flops_per_token";
+      l["tokens"] = c.allocation.tokens;
+      l["loss"] = c.allocation.loss;
+      l["gain"] = c.gain ? ordered_json(*c.gain) : ordered_json();
+      l["gain_interval"] = c.interval ? ordered_json{c.interval->low, c.interval->high} : ordered_json();
+      row["laws"].push_back(std::move(l));
+    }
+    j["budgets"].push_back(std::move(row));
+  }
+  return j.dump(2) + "\n";
+}
+
+int run_frontier(const FrontierArgs& args) {
+  std::vector<std::string> errors;
+  const std::vector<double> budgets = parse_budgets(args.budgets, errors);
+  if (!(args.sparsity >= 0 && args.sparsity < 1))
+    errors.push_back(fmt::format("--sparsity = {:g}: must be in [0, 1)", args.sparsity));
+  std::vector<Named> laws;
+  for (const std::string& file : args.laws) {
+    try {
+      const std::vector<Law> read = read_laws(file);
+      const std::string stem = std::filesystem::path(file).stem().string();
+      for (std::size_t i = 0; i < read.size(); ++i) {
+        std::string name = !read[i].label.empty() ? read[i].label
+                           : read.size() == 1     ? stem
+                                                  : fmt::format("{}[{}]", stem, i);
+        laws.push_back({read[i], std::move(name), file});
+      }
+    } catch (const config_error& e) {
+      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+    }
+  }
+  if (!errors.empty()) throw config_error(std::move(errors));
+
+  // Everything is computed, and every error found, before anything is printed.
+  std::vector<std::vector<Cell>> cells(budgets.size(), std::vector<Cell>(laws.size()));
+  for (std::size_t b = 0; b < budgets.size(); ++b)
+    for (std::size_t i = 0; i < laws.size(); ++i) {
+      try {
+        Cell& c = cells[b][i];
+        c.allocation = optimal_allocation(laws[i].law, budgets[b], args.sparsity);
+        if (i == 0) continue;
+        c.gain = compute_gain(laws[i].law, laws.front().law, budgets[b], args.sparsity);
+        c.interval = compute_gain_interval(laws[i].law, laws.front().law, budgets[b], args.sparsity);
+      } catch (const config_error& e) {
+        for (const auto& v : e.violations()) {
+          const std::string line = fmt::format("{}: {}", laws[i].file, v);
+          if (std::find(errors.begin(), errors.end(), line) == errors.end()) errors.push_back(line);
+        }
+      }
+    }
+  if (!errors.empty()) throw config_error(std::move(errors));
+  std::cout << (args.json ? json(laws, budgets, cells, args.sparsity) : table(laws, budgets, cells, args.sparsity));
+  return kOk;
+}
+
+}  // namespace
+
+Run add_frontier(CLI::App& app) {
+  auto args = std::make_shared<FrontierArgs>();
+  auto* sub = app.add_subcommand(
+      "frontier", "Compute-optimal frontier of fitted laws and the compute-equivalent gain over the first law");
+  sub->add_option("--law", args->laws,
+                  "Law file (from `smelt-match fit --out`, or one hand-written law object); repeat it: the first "
+                  "law is the reference")
+      ->required();
+  sub->add_option("--budget", args->budgets, "Training compute budgets in FLOPs, comma-separated (1e20,1e21,1e22)")
+      ->required();
+  sub->add_option("--sparsity", args->sparsity, "Sparsity S in [0, 1) for smelt-form laws (default 0)");
+  sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
+  return [args] { return run_frontier(*args); };
+}
+
+}  // namespace smelt::cli
