@@ -204,8 +204,13 @@ TEST_CASE("bench: a CPU run estimated past 60 s is refused unless forced", "[ben
   // 4399120252928; one run 107761803198464 = 107761.8 GFLOP, at 2 GFLOP/s 53881 s.
   const ModelConfig c = test::mixtral_8x7b();
   CHECK(make_layer_plan(c, {.tokens = 4096}).analytic_flops == 107761803198464.0);
+  // Its weights come first: 46,440,644,608 non-embedding parameters x (4 + 8) bytes = 519.0 GiB.
   CHECK(message_of(c, {.backend = BenchBackendKind::cpu, .tokens = 4096}) ==
-        "estimated CPU time 53881 s exceeds 60 s (107761.8 GFLOP at about 2 GFLOP/s): use fewer --tokens or --force");
+        "the CPU reference needs about 519.0 GiB for the weights of 4.64e+10 parameters (float32 and float64); more "
+        "than 8 GiB: use a smaller config or --force");
+  // A small model with many tokens: 3,143,680 FLOPs per 8-token sequence x 131,072 sequences = 412 GFLOP, 206 s.
+  CHECK(message_of(test::tiny_moe(), {.backend = BenchBackendKind::cpu, .tokens = 1048576, .context = 8}) ==
+        "estimated CPU time 206 s exceeds 60 s (412.0 GFLOP at about 2 GFLOP/s): use fewer --tokens or --force");
 }
 
 TEST_CASE("bench: run_bench on the CPU fills the result", "[bench]") {
