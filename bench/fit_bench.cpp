@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "smelt/scaling.hpp"
 
@@ -51,10 +52,11 @@ void BM_ChinchillaFitEpoch(benchmark::State& state) {
   smelt::Law law;
   for (auto _ : state) {
     law = smelt::fit_law(runs, smelt::LawForm::chinchilla, options);
-    benchmark::DoNotOptimize(law.objective);
+    const double objective = law.objective;  // const: the non-const overload may clobber a double
+    benchmark::DoNotOptimize(objective);
   }
-  state.counters["objective"] = law.objective;
-  state.counters["converged_starts"] = static_cast<double>(law.converged_starts);
+  state.SetLabel(
+      fmt::format("objective {:.6g}, {} of {} starts converged", law.objective, law.converged_starts, law.starts));
 }
 BENCHMARK(BM_ChinchillaFitEpoch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

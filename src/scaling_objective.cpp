@@ -53,6 +53,10 @@ void residuals(LawForm form, const LogRuns& data, const double* x, Scratch& w) {
   w.r = e + w.s.log() - column(data.log_loss);
 }
 
+// The coordinates that are logs of their parameter: E, A and B (chinchilla),
+// E, A and K (smelt).
+bool is_log(LawForm form, std::size_t i) { return i <= 1 || i == (form == LawForm::chinchilla ? 2u : 4u); }
+
 }  // namespace
 
 LogRuns log_runs(const std::vector<Run>& runs, LawForm form) {
@@ -78,10 +82,6 @@ LogRuns subset(const LogRuns& data, const std::vector<std::size_t>& indices) {
 }
 
 std::size_t parameter_count(LawForm form) { return form == LawForm::chinchilla ? 5 : 6; }
-
-// The coordinates that are logs of their parameter: E, A and B (chinchilla),
-// E, A and K (smelt).
-static bool is_log(LawForm form, std::size_t i) { return i <= 1 || i == (form == LawForm::chinchilla ? 2u : 4u); }
 
 std::vector<double> to_params(LawForm form, const std::vector<double>& x) {
   std::vector<double> p(x);

@@ -2,6 +2,7 @@
 // double-quoted fields allowed) or JSON (an array of objects), with named,
 // case-sensitive columns. Every bad value is reported at once, each naming the
 // file, the 1-based data row, the column, the value and the rule.
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -96,11 +97,15 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<st
   auto records = split_csv(text, source);
   if (records.empty()) return t;
   t.columns = records.front();
+  for (std::size_t c = 0; c < t.columns.size(); ++c)
+    if (std::find(t.columns.begin(), t.columns.begin() + static_cast<std::ptrdiff_t>(c), t.columns[c]) !=
+        t.columns.begin() + static_cast<std::ptrdiff_t>(c))
+      violations.push_back(fmt::format("{}: column \"{}\" appears twice in the header", source, t.columns[c]));
   for (std::size_t r = 1; r < records.size(); ++r) {
     auto& fields = records[r];
     if (fields.size() != t.columns.size()) {
-      violations.push_back(fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(),
-                                       t.columns.size()));
+      violations.push_back(
+          fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(), t.columns.size()));
       continue;
     }
     t.row_numbers.push_back(r);
@@ -202,7 +207,9 @@ std::vector<std::string> parameter_names(LawForm form) {
 }
 
 std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column) {
-  const std::string text = read_text_file(path);
+  const std::string file = read_text_file(path);
+  std::string_view text = file;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark (spreadsheets write one)
   std::vector<std::string> violations;
   const auto first = text.find_first_not_of(" \t\r\n");
   const bool json = first != std::string::npos && (text[first] == '[' || text[first] == '{');
@@ -214,11 +221,12 @@ std::vector<Run> read_runs(const std::string& path, LawForm form, const std::str
   auto require = [&](const std::string& column, std::string_view why) {
     if (table.has(column)) return;
     const std::string hint = detail::nearest(column, table.columns);
-    violations.push_back(hint.empty() ? fmt::format("{}: missing column \"{}\" ({})", path, column, why)
-                                      : fmt::format("{}: missing column \"{}\" ({}; did you mean \"{}\"?)", path,
-                                                    column, why, hint));
+    violations.push_back(
+        hint.empty() ? fmt::format("{}: missing column \"{}\" ({})", path, column, why)
+                     : fmt::format("{}: missing column \"{}\" ({}; did you mean \"{}\"?)", path, column, why, hint));
   };
-  for (const char* column : chinchilla ? std::vector<const char*>{"N", "loss"} : std::vector<const char*>{"F", "S", "loss"})
+  for (const char* column :
+       chinchilla ? std::vector<const char*>{"N", "loss"} : std::vector<const char*>{"F", "S", "loss"})
     require(column, "required");
   if (!label_column.empty()) require(label_column, "the label column");
   if (!table.has("D") && !table.has("C"))

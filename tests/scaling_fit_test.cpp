@@ -8,8 +8,8 @@
 #include <random>
 #include <sstream>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "../src/scaling_objective.hpp"
 #include "smelt/error.hpp"
@@ -32,7 +32,8 @@ std::vector<Run> synthetic(LawForm form, const std::vector<double>& params, doub
   std::vector<Run> runs;
   for (double size : {1e7, 3e7, 1e8, 3e8, 1e9, 3e9, 1e10})
     for (double tokens : {1e9, 3e9, 1e10, 3e10, 1e11, 3e11})
-      for (double sparsity : form == LawForm::chinchilla ? std::vector<double>{0} : std::vector<double>{0, 0.5, 0.875}) {
+      for (double sparsity :
+           form == LawForm::chinchilla ? std::vector<double>{0} : std::vector<double>{0, 0.5, 0.875}) {
         Run run;
         run.n = size;
         run.f = 6 * size;
@@ -111,8 +112,8 @@ TEST_CASE("scaling: the analytic gradient matches central differences", "[scalin
             return detail::huber_objective(form, data, delta, y.data(), nullptr);
           };
           const double numeric = (at(h) - at(-h)) / (2 * h);
-          INFO(fmt::format("{} delta {} trial {} x[{}]: f {} analytic {} numeric {}", to_string(form), delta, trial,
-                           i, f, grad[i], numeric));
+          INFO(fmt::format("{} delta {} trial {} x[{}]: f {} analytic {} numeric {}", to_string(form), delta, trial, i,
+                           f, grad[i], numeric));
           CHECK(std::fabs(numeric - grad[i]) <= 1e-6 * std::max(std::fabs(grad[i]), 1e-3 * norm));
         }
       }
@@ -199,8 +200,8 @@ TEST_CASE("scaling: bootstrap is reproducible and its interval holds the estimat
   CHECK(one.ci_high == two.ci_high);
   CHECK(one.params == two.params);
   for (std::size_t i = 0; i < one.params.size(); ++i) {
-    INFO(parameter_names(LawForm::chinchilla)[i] << ": " << one.ci_low[i] << " <= " << one.params[i] << " <= "
-                                                 << one.ci_high[i]);
+    INFO(parameter_names(LawForm::chinchilla)[i] << ": " << one.ci_low[i] << " <= " << one.params[i]
+                                                 << " <= " << one.ci_high[i]);
     CHECK(one.ci_low[i] <= one.params[i]);
     CHECK(one.params[i] <= one.ci_high[i]);
     CHECK(one.ci_low[i] < one.ci_high[i]);
@@ -229,6 +230,10 @@ TEST_CASE("scaling: reading runs, CSV and JSON", "[scaling]") {
   CHECK(smelt_runs[0].s == 0.5);
   CHECK(smelt_runs[1].d == 2e10);
   CHECK(smelt_runs[1].label == "dense");
+  // chinchilla with its own FLOPs per token: D = C / F; a byte order mark is skipped.
+  const auto flops = read_runs(temp_file("flops.csv", "\xEF\xBB\xBFN,F,C,loss\n1e8,1e9,1e19,3\n"), LawForm::chinchilla);
+  REQUIRE(flops.size() == 1);
+  CHECK(flops[0].d == Approx(1e10));
   CHECK(parse_law_form("smelt", "--form") == LawForm::smelt);
   CHECK(to_string(LawForm::chinchilla) == "chinchilla");
 }
@@ -255,8 +260,12 @@ TEST_CASE("scaling: every bad run at once, and too few runs", "[scaling]") {
                                                    sparse + ": row 1: S = 1: must be in [0, 1)",
                                                    sparse + ": row 1: loss = 0: must be positive",
                                                });
-  CHECK(read_errors(temp_file("nod.csv", "F,S,loss\n1,0,2\n"), LawForm::smelt).back().ends_with(
-      ": missing column \"D\" or \"C\" (one is required)"));
+  CHECK(read_errors(temp_file("nod.csv", "F,S,loss\n1,0,2\n"), LawForm::smelt)
+            .back()
+            .ends_with(": missing column \"D\" or \"C\" (one is required)"));
+  CHECK(read_errors(temp_file("twice.csv", "N,D,loss,N\n1,2,3,4\n"), LawForm::chinchilla)
+            .front()
+            .ends_with(": column \"N\" appears twice in the header"));
   CHECK_THROWS_WITH(parse_law_form("hoffmann", "--form"), "--form = \"hoffmann\": must be one of chinchilla, smelt");
 
   const auto runs = synthetic(LawForm::chinchilla, kChinchilla);

@@ -20,11 +20,11 @@ LawForm parse_law_form(std::string_view s, std::string_view field);
 
 // One training run. chinchilla uses n (and d); smelt uses f, s (and d).
 struct Run {
-  double n = 0;     // parameters
-  double f = 0;     // training FLOPs per token (smelt; chinchilla's compute when given)
-  double s = 0;     // sparsity in [0, 1)
-  double d = 0;     // tokens
-  double loss = 0;  // final loss (natural log scale as reported)
+  double n = 0;       // parameters
+  double f = 0;       // training FLOPs per token (smelt; chinchilla's compute when given)
+  double s = 0;       // sparsity in [0, 1)
+  double d = 0;       // tokens
+  double loss = 0;    // final loss (natural log scale as reported)
   std::string label;  // architecture, for --group-by
 };
 
@@ -42,22 +42,22 @@ struct FitOptions {
   double huber_delta = 1e-3;
   std::int64_t bootstrap = 0;  // resamples of the runs; 0: none
   std::uint64_t seed = 20261130;
-  std::int64_t threads = 0;    // 0: hardware concurrency
+  std::int64_t threads = 0;  // 0: hardware concurrency
   std::int64_t max_iterations = 1000;
 };
 
 struct Law {
   LawForm form = LawForm::chinchilla;
-  std::string label;            // architecture ("" when not grouped)
-  std::vector<double> params;   // in parameter_names(form) order
+  std::string label;           // architecture ("" when not grouped)
+  std::vector<double> params;  // in parameter_names(form) order
   // Fit diagnostics.
-  double objective = 0;         // sum of Huber losses at the optimum
-  double rmse_log_loss = 0;     // root mean square of log(predicted) - log(observed)
+  double objective = 0;      // sum of Huber losses at the optimum
+  double rmse_log_loss = 0;  // root mean square of log(predicted) - log(observed)
   std::int64_t runs = 0;
-  std::int64_t starts = 0;      // starting points tried
+  std::int64_t starts = 0;  // starting points tried
   std::int64_t converged_starts = 0;
-  bool converged = false;       // the best start met the relative convergence criterion
-  std::string status;           // the optimiser's word on the best start
+  bool converged = false;  // the best start met the relative convergence criterion
+  std::string status;      // the optimiser's word on the best start
   // Bootstrap: one parameter vector per resample (empty without --bootstrap),
   // and the 2.5% / 97.5% percentiles of each parameter.
   std::vector<std::vector<double>> bootstrap;
