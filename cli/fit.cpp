@@ -20,6 +20,7 @@ struct FitArgs {
   std::string runs;
   std::string form = "chinchilla";
   std::string group_by;
+  std::vector<std::string> renames;  // OLD=NEW
   std::int64_t bootstrap = 0;
   std::uint64_t seed = FitOptions{}.seed;
   double delta = FitOptions{}.huber_delta;
@@ -86,7 +87,14 @@ int run_fit(const FitArgs& args) {
     errors.push_back(fmt::format("--threads = {}: must be at least 0 (0: every core)", args.threads));
   if (!errors.empty()) throw config_error(std::move(errors));
 
-  const std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by);
+  std::vector<std::pair<std::string, std::string>> renames;
+  for (const auto& r : args.renames) {
+    const auto eq = r.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == r.size())
+      throw smelt::config_error(fmt::format("--rename = \"{}\": must be OLD=NEW, e.g. \"Model Size=N\"", r));
+    renames.emplace_back(r.substr(0, eq), r.substr(eq + 1));
+  }
+  const std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by, renames);
   // Groups in order of first appearance.
   std::vector<std::string> labels;
   for (const smelt::Run& r : runs)
@@ -128,6 +136,8 @@ Run add_fit(CLI::App& app) {
       ->required();
   sub->add_option("--form", args->form, "Law form: chinchilla (N, D) or smelt (F, S, D) (default chinchilla)");
   sub->add_option("--group-by", args->group_by, "Column naming each run's architecture: one law per value");
+  sub->add_option("--rename", args->renames,
+                  "Read a column under another name, OLD=NEW (repeatable), e.g. --rename \"Model Size=N\"");
   sub->add_option("--bootstrap", args->bootstrap,
                   "Resamples of the runs for 95% confidence intervals (default 0: none)");
   sub->add_option("--seed", args->seed, "Seed of the bootstrap resampling (reproducible)");

@@ -206,14 +206,27 @@ std::vector<std::string> parameter_names(LawForm form) {
   return {"E", "A", "a", "b", "K", "c"};
 }
 
-std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column) {
+std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column,
+                           const std::vector<std::pair<std::string, std::string>>& renames) {
   const std::string file = read_text_file(path);
   std::string_view text = file;
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark (spreadsheets write one)
   std::vector<std::string> violations;
   const auto first = text.find_first_not_of(" \t\r\n");
   const bool json = first != std::string::npos && (text[first] == '[' || text[first] == '{');
-  const Table table = json ? json_table(text, path, violations) : csv_table(text, path, violations);
+  Table table = json ? json_table(text, path, violations) : csv_table(text, path, violations);
+  // Other tools' column names (Epoch's "Model Size", "Training FLOP") read as ours.
+  for (const auto& [from, to] : renames) {
+    if (!table.has(from)) {
+      violations.push_back(fmt::format("{}: --rename {}={}: no column \"{}\"", path, from, to, from));
+      continue;
+    }
+    for (auto& c : table.columns)
+      if (c == from) c = to;
+    for (auto& row : table.rows)
+      for (auto& [name, cell] : row)
+        if (name == from) name = to;
+  }
 
   // Columns: all present, or one message each (and no reading of values).
   const std::size_t shape_errors = violations.size();

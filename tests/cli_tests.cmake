@@ -116,3 +116,12 @@ smelt_cli_test(frontier.error.below_e EXIT 2 STDOUT_EMPTY
 smelt_cli_test(frontier.error.law_file EXIT 2 STDOUT_EMPTY
                ARGS frontier --law ${SMELT_DATA}/runs-chinchilla.csv --budget 1e20
                STDERR "while reading laws '.*runs-chinchilla.csv':\n  .*runs-chinchilla.csv:1:1: malformed JSON")
+
+# Epoch AI's extraction of the Chinchilla runs, read under our column names (only where ../shared is beside us).
+set(EPOCH_CSV ${PROJECT_SOURCE_DIR}/../shared/data/chinchilla/svg_extracted_data.csv)
+if(EXISTS ${EPOCH_CSV})
+  smelt_cli_test(fit.epoch.rename EXIT 0 ARGS fit ${EPOCH_CSV} --rename "Model Size=N" --rename "Training FLOP=C"
+                 STDOUT "\\(all\\) +1.89[0-9]+ +49[0-9.]+ .* 245 ")
+endif()
+smelt_cli_test(fit.error.rename EXIT 2 ARGS fit ${SMELT_BAD}/runs-chinchilla.csv --rename "Size" STDOUT_EMPTY
+               STDERR "--rename = \"Size\": must be OLD=NEW")

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace smelt {
@@ -32,7 +33,9 @@ struct Run {
 // D or C (then D = C / (6 N), or C / F), loss, and an optional label column.
 // Throws config_error naming the file, row, column and rule (missing columns,
 // non-positive values, NaN).
-std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column = "");
+// `renames` maps the file's column names to these ({"Model Size", "N"}).
+std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column = "",
+                           const std::vector<std::pair<std::string, std::string>>& renames = {});
 
 // Parameter values of a law. chinchilla: {E, A, B, alpha, beta};
 // smelt: {E, A, a, b, K, c}. Names in parameter_names(form).
