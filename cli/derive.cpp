@@ -61,16 +61,8 @@ std::string human_report(const MatchResult& r) {
                   fmt::format("{:.5f}", best.depth_to_width), ""});
   rows.push_back({"active params", human(static_cast<double>(r.baseline_active_params), Unit::count),
                   human(static_cast<double>(best.active_params), Unit::count), ""});
-  std::size_t w[4] = {0, 8, 7, 8};
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < 4; ++i) w[i] = std::max(w[i], row[i].size());
-  out += fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}\n", "", w[0], "baseline", w[1], "derived", w[2], "mismatch", w[3]);
-  for (const auto& row : rows) {
-    std::string line =
-        fmt::format("{:<{}}  {:>{}}  {:>{}}  {:>{}}", row[0], w[0], row[1], w[1], row[2], w[2], row[3], w[3]);
-    line.erase(line.find_last_not_of(' ') + 1);
-    out += line + '\n';
-  }
+  rows.insert(rows.begin(), {"", "baseline", "derived", "mismatch"});
+  out += render_cells(rows, 1);
   out += fmt::format("max |mismatch| {:.3f}% over {}: {} the {}% tolerance ({} configs counted of {} in the space)\n",
                      best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);

@@ -94,16 +94,7 @@ std::string table(const std::vector<Named>& laws, const std::vector<double>& bud
                       std::string(to_string(laws[i].law.form)), size_text(laws[i].law, c.allocation.size),
                       human(c.allocation.tokens, Unit::count), fmt::format("{:.5f}", c.allocation.loss), gain_text(c)});
     }
-  std::vector<std::size_t> width(rows.front().size());
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  for (const auto& r : rows) {
-    std::string text;
-    for (std::size_t i = 0; i < r.size(); ++i)  // budget, law and form left-aligned, numbers right
-      text += i < 3 ? fmt::format("{:<{}}  ", r[i], width[i]) : fmt::format("{:>{}}  ", r[i], width[i]);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out += text + '\n';
-  }
+  out += render_cells(rows, 3);  // the first three columns are names, the rest numbers
   out +=
       "size: N* parameters (chinchilla, C = 6 N D) or F* training FLOPs per token (smelt, C = F D)\n"
       "gain: 1 - C / C_ref, C_ref the reference's compute for the same frontier loss";

@@ -16,6 +16,7 @@
 #include "smelt/sweep.hpp"
 #include "smelt/sweep_report.hpp"
 #include "solver_options.hpp"
+#include "table.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -116,16 +117,7 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
                      pct(r.params_mismatch_pct), pct(r.kv_mismatch_pct), fmt::format("{:.3f}%", r.max_abs_mismatch_pct),
                      r.within_tolerance ? "yes" : "no", fmt::format("{:.5f}", r.depth_to_width)});
   }
-  std::vector<std::size_t> width(cells.front().size());
-  for (const auto& line : cells)
-    for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
-  for (const auto& line : cells) {
-    std::string text;
-    for (std::size_t i = 0; i < line.size(); ++i)  // kind, variant and span left-aligned, numbers right
-      text += i < 3 ? fmt::format("{:<{}}  ", line[i], width[i]) : fmt::format("{:>{}}  ", line[i], width[i]);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out += text + '\n';
-  }
+  out += render_cells(cells, 3);  // the first three columns are names, the rest numbers
   out += fmt::format("{} of {} rows within the {}% tolerance\n", within, rows.size(), m.tolerance_pct);
   return out;
 }

@@ -57,4 +57,21 @@ std::string render_table(const std::vector<std::string>& columns, const std::vec
   return out;
 }
 
+std::string render_cells(const std::vector<std::vector<std::string>>& rows, std::size_t left) {
+  std::vector<std::size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string text;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      text += i < left ? fmt::format("{:<{}}  ", r[i], width[i]) : fmt::format("{:>{}}  ", r[i], width[i]);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + '\n';
+  }
+  return out;
+}
+
 }  // namespace smelt::cli

@@ -20,4 +20,8 @@ std::string human(double value, Unit unit);
 
 std::string render_table(const std::vector<std::string>& columns, const std::vector<Row>& rows);
 
+// Rows of text cells in aligned columns: the first `left` columns left-aligned,
+// the others right-aligned, two spaces apart, trailing spaces trimmed.
+std::string render_cells(const std::vector<std::vector<std::string>>& rows, std::size_t left);
+
 }  // namespace smelt::cli
