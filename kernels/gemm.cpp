@@ -72,29 +72,30 @@ void BlasContext::join() {
   }
 }
 
-// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees m = N, n = M.
+std::int64_t launch(cublasHandle_t handle, const BlasGemm& g, const bf16* a, const bf16* b, void* c,
+                    cudaDataType_t c_type, float alpha, float beta) {
+  if (g.m == 0 || g.n == 0 || g.k == 0 || g.batch == 0) return 0;
+  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const bf16* pa = a + g.offset_a;
+  const bf16* pb = b + g.offset_b;
+  void* pc = static_cast<char*>(c) + g.offset_c * (c_type == CUDA_R_32F ? 4 : 2);
+  const int m = to_int(g.m, "m"), n = to_int(g.n, "n"), k = to_int(g.k, "k");
+  const int lda = to_int(g.lda, "lda"), ldb = to_int(g.ldb, "ldb"), ldc = to_int(g.ldc, "ldc");
+  if (g.batch == 1)
+    SMELT_CUDA_CALL(cublasGemmEx(handle, op_a, op_b, m, n, k, &alpha, pa, CUDA_R_16BF, lda, pb, CUDA_R_16BF, ldb, &beta,
+                                 pc, c_type, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  else
+    SMELT_CUDA_CALL(cublasGemmStridedBatchedEx(handle, op_a, op_b, m, n, k, &alpha, pa, CUDA_R_16BF, lda, g.stride_a,
+                                               pb, CUDA_R_16BF, ldb, g.stride_b, &beta, pc, c_type, ldc, g.stride_c,
+                                               to_int(g.batch, "batch"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return g.flops();
+}
+
+// cuBLAS's first operand is the row-major B (gemm_shapes.hpp).
 std::int64_t gemm_rm(cublasHandle_t handle, std::int64_t M, std::int64_t N, std::int64_t K, const bf16* A,
                      std::int64_t lda, const bf16* B, std::int64_t ldb, void* C, cudaDataType_t c_type,
                      std::int64_t ldc, float alpha, float beta) {
-  if (M == 0 || N == 0 || K == 0) return 0;
-  SMELT_CUDA_CALL(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, to_int(N, "N"), to_int(M, "M"), to_int(K, "K"), &alpha,
-                               B, CUDA_R_16BF, to_int(ldb, "ldb"), A, CUDA_R_16BF, to_int(lda, "lda"), &beta, C, c_type,
-                               to_int(ldc, "ldc"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  return 2 * M * N * K;
-}
-
-std::int64_t gemm_strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, std::int64_t m,
-                                  std::int64_t n, std::int64_t k, float alpha, const bf16* A, std::int64_t lda,
-                                  std::int64_t stride_a, const bf16* B, std::int64_t ldb, std::int64_t stride_b,
-                                  void* C, cudaDataType_t c_type, std::int64_t ldc, std::int64_t stride_c,
-                                  std::int64_t batch) {
-  if (m == 0 || n == 0 || k == 0 || batch == 0) return 0;
-  const float beta = 0.f;
-  SMELT_CUDA_CALL(cublasGemmStridedBatchedEx(
-      handle, op_a, op_b, to_int(m, "m"), to_int(n, "n"), to_int(k, "k"), &alpha, A, CUDA_R_16BF, to_int(lda, "lda"),
-      stride_a, B, CUDA_R_16BF, to_int(ldb, "ldb"), stride_b, &beta, C, c_type, to_int(ldc, "ldc"), stride_c,
-      to_int(batch, "batch"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  return 2 * m * n * k * batch;
+  return launch(handle, row_major_gemm(M, N, K, lda, ldb, ldc), B, A, C, c_type, alpha, beta);
 }
 
 std::string describe(ExpertPath path, int side_streams) {
@@ -103,33 +104,21 @@ std::string describe(ExpertPath path, int side_streams) {
 }
 
 ExpertBatch::ExpertBatch(const std::vector<int>& counts, const ExpertOperands& operands)
-    : counts_(counts), operands_(operands) {
-  const std::int64_t h = operands.hidden, f = operands.width, u = operands.gated ? 2 * f : f;
-  std::int64_t offset = 0;
-  for (std::size_t e = 0; e < counts.size(); ++e) {
-    if (counts[e] > 0) problems_.push_back({static_cast<int>(e), counts[e], offset});
-    offset += counts[e];
-    flops_ += 2 * static_cast<std::int64_t>(counts[e]) * (h * u + f * h);
-  }
-  std::stable_sort(problems_.begin(), problems_.end(),
-                   [](const Problem& a, const Problem& b) { return a.rows < b.rows; });
-  for (const Problem& p : problems_) {
-    if (group_rows_.empty() || group_rows_.back() != p.rows) {
-      group_rows_.push_back(p.rows);
-      group_size_.push_back(0);
-    }
-    ++group_size_.back();
-  }
-  const std::size_t n = problems_.size();
+    : counts_(counts), operands_(operands), groups_(group_experts(counts)) {
+  const ExpertShape& s = operands.shape;
+  const std::size_t n = groups_.problems.size();
   host_ptrs_.resize(6 * n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Problem& p = problems_[i];
-    host_ptrs_[i] = operands.up_weights + p.expert * h * u;
-    host_ptrs_[n + i] = operands.xp + p.offset * h;
-    host_ptrs_[2 * n + i] = operands.up_out + p.offset * u;
-    host_ptrs_[3 * n + i] = operands.down_weights + p.expert * f * h;
-    host_ptrs_[4 * n + i] = operands.act + p.offset * f;
-    host_ptrs_[5 * n + i] = operands.z + p.offset * h;
+    const ExpertGroups::Problem& p = groups_.problems[i];
+    const BlasGemm up = expert_gemm(s, ExpertPhase::up, p.expert, p.rows, p.offset);
+    const BlasGemm down = expert_gemm(s, ExpertPhase::down, p.expert, p.rows, p.offset);
+    host_ptrs_[i] = operands.up_weights + up.offset_a;
+    host_ptrs_[n + i] = operands.xp + up.offset_b;
+    host_ptrs_[2 * n + i] = operands.up_out + up.offset_c;
+    host_ptrs_[3 * n + i] = operands.down_weights + down.offset_a;
+    host_ptrs_[4 * n + i] = operands.act + down.offset_b;
+    host_ptrs_[5 * n + i] = operands.z + down.offset_c;
+    flops_ += up.flops() + down.flops();
   }
   if (n > 0) {
     device_ptrs_ = DeviceBuffer(host_ptrs_.size() * sizeof(void*));
@@ -138,34 +127,36 @@ ExpertBatch::ExpertBatch(const std::vector<int>& counts, const ExpertOperands& o
   }
 }
 
-// Column-major view of expert e's row-major product C[rows x m] = X[rows x k] W[k x m]:
-// cuBLAS C'(m x rows) = W'(m x k) X'(k x rows), with lda = m, ldb = k, ldc = m.
-void ExpertBatch::run(int phase, ExpertPath path, BlasContext& blas) const {
-  const std::size_t n = problems_.size();
+// Per expert: launch() of expert_gemm. Grouped: the same products, whose lda =
+// m, ldb = k and ldc = m are equal for every expert and whose n is the group's
+// row count; their pointers were resolved from expert_gemm when the batch was made.
+void ExpertBatch::run(ExpertPhase phase, ExpertPath path, BlasContext& blas) const {
+  const std::size_t n = groups_.problems.size();
   if (n == 0) return;
-  const std::int64_t h = operands_.hidden, f = operands_.width, u = operands_.gated ? 2 * f : f;
-  const int m = to_int(phase == 0 ? u : h, "m"), k = to_int(phase == 0 ? h : f, "k");
-  const std::size_t base = static_cast<std::size_t>(phase) * 3 * n;
+  const ExpertShape& s = operands_.shape;
   if (path == ExpertPath::grouped) {
-    const std::size_t groups = group_rows_.size();
+    const int m = to_int(s.out_cols(phase), "m"), k = to_int(s.in_cols(phase), "k");
+    const std::size_t base = phase == ExpertPhase::up ? 0 : 3 * n;
+    const std::size_t groups = groups_.group_rows.size();
     const std::vector<cublasOperation_t> ops(groups, CUBLAS_OP_N);
     const std::vector<int> ms(groups, m), ks(groups, k);
     const std::vector<float> alphas(groups, 1.f), betas(groups, 0.f);
     void** ptrs = device_ptrs_.as<void*>() + base;
     SMELT_CUDA_CALL(cublasGemmGroupedBatchedEx(
-        blas.handle(), ops.data(), ops.data(), ms.data(), group_rows_.data(), ks.data(), alphas.data(), ptrs,
+        blas.handle(), ops.data(), ops.data(), ms.data(), groups_.group_rows.data(), ks.data(), alphas.data(), ptrs,
         CUDA_R_16BF, ms.data(), ptrs + n, CUDA_R_16BF, ks.data(), betas.data(), ptrs + 2 * n, CUDA_R_16BF, ms.data(),
-        to_int(static_cast<std::int64_t>(groups), "group count"), group_size_.data(), CUBLAS_COMPUTE_32F));
+        to_int(static_cast<std::int64_t>(groups), "group count"), groups_.group_size.data(), CUBLAS_COMPUTE_32F));
     return;
   }
-  const float alpha = 1.f, beta = 0.f;
+  const bool up = phase == ExpertPhase::up;
+  const bf16* a = up ? operands_.up_weights : operands_.down_weights;
+  const bf16* b = up ? operands_.xp : operands_.act;
+  bf16* c = up ? operands_.up_out : operands_.z;
   blas.fork();
   for (std::size_t i = 0; i < n; ++i) {
+    const ExpertGroups::Problem& p = groups_.problems[i];
     const cublasHandle_t handle = blas.side_handle(static_cast<int>(i % static_cast<std::size_t>(blas.sides())));
-    SMELT_CUDA_CALL(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, problems_[i].rows, k, &alpha,
-                                 host_ptrs_[base + i], CUDA_R_16BF, m, host_ptrs_[base + n + i], CUDA_R_16BF, k, &beta,
-                                 const_cast<void*>(host_ptrs_[base + 2 * n + i]), CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,
-                                 CUBLAS_GEMM_DEFAULT));
+    launch(handle, expert_gemm(s, phase, p.expert, p.rows, p.offset), a, b, c, CUDA_R_16BF);
   }
   blas.join();
 }

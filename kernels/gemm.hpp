@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 
 #include "device_buffer.hpp"
+#include "gemm_shapes.hpp"
 #include "layer_kernels.hpp"
 
 namespace smelt::kernels {
@@ -41,20 +42,18 @@ class BlasContext {
   std::vector<cudaEvent_t> join_events_;
 };
 
+// Launches g (gemm_shapes.hpp) on bf16 operands: a, b and c are the base
+// pointers its offsets index; C is c_type (bf16 or fp32). One cublasGemmEx,
+// or one cublasGemmStridedBatchedEx when g.batch > 1. Returns g.flops() (0 and
+// nothing launched when a dimension is 0).
+std::int64_t launch(cublasHandle_t handle, const BlasGemm& g, const bf16* a, const bf16* b, void* c,
+                    cudaDataType_t c_type, float alpha = 1.f, float beta = 0.f);
+
 // Row-major C[M x N] = alpha A[M x K] B[K x N] + beta C, with leading
-// dimensions lda, ldb, ldc (row strides). A and B bf16; C is c_type (bf16 or
-// fp32). Returns 2 M N K (0 and nothing launched when a dimension is 0).
+// dimensions lda, ldb, ldc (row strides): launch(row_major_gemm(...)).
 std::int64_t gemm_rm(cublasHandle_t handle, std::int64_t M, std::int64_t N, std::int64_t K, const bf16* A,
                      std::int64_t lda, const bf16* B, std::int64_t ldb, void* C, cudaDataType_t c_type,
                      std::int64_t ldc, float alpha = 1.f, float beta = 0.f);
-
-// cublasGemmStridedBatchedEx in cuBLAS's own column-major terms, bf16 inputs.
-// Returns 2 m n k batch.
-std::int64_t gemm_strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, std::int64_t m,
-                                  std::int64_t n, std::int64_t k, float alpha, const bf16* A, std::int64_t lda,
-                                  std::int64_t stride_a, const bf16* B, std::int64_t ldb, std::int64_t stride_b,
-                                  void* C, cudaDataType_t c_type, std::int64_t ldc, std::int64_t stride_c,
-                                  std::int64_t batch);
 
 enum class ExpertPath { grouped, streams };
 std::string describe(ExpertPath path, int side_streams);
@@ -68,9 +67,7 @@ struct ExpertOperands {
   bf16* up_out = nullptr;              // [rows x U]
   const bf16* act = nullptr;           // [rows x F] activation of up_out
   bf16* z = nullptr;                   // [rows x H] expert outputs
-  std::int64_t hidden = 0;
-  std::int64_t width = 0;  // F
-  bool gated = true;
+  ExpertShape shape;                   // H, F, gated
 };
 
 // The expert products of one MoE visit, set up from the routed counts for
@@ -83,20 +80,14 @@ class ExpertBatch {
   const std::vector<int>& counts() const noexcept { return counts_; }
   std::int64_t flops() const noexcept { return flops_; }
   // Enqueue the [H -> U] products, or the [F -> H] products, on blas's streams.
-  void up(ExpertPath path, BlasContext& blas) const { run(0, path, blas); }
-  void down(ExpertPath path, BlasContext& blas) const { run(1, path, blas); }
+  void up(ExpertPath path, BlasContext& blas) const { run(ExpertPhase::up, path, blas); }
+  void down(ExpertPath path, BlasContext& blas) const { run(ExpertPhase::down, path, blas); }
 
  private:
-  struct Problem {
-    int expert = 0;
-    int rows = 0;
-    std::int64_t offset = 0;
-  };
-  void run(int phase, ExpertPath path, BlasContext& blas) const;
+  void run(ExpertPhase phase, ExpertPath path, BlasContext& blas) const;
   std::vector<int> counts_;
   ExpertOperands operands_;
-  std::vector<Problem> problems_;  // experts with rows, sorted by row count
-  std::vector<int> group_rows_, group_size_;
+  ExpertGroups groups_;                 // experts with rows, sorted by row count
   std::vector<const void*> host_ptrs_;  // per phase: A of every problem, then B, then C
   DeviceBuffer device_ptrs_;
   std::int64_t flops_ = 0;

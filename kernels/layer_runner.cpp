@@ -155,24 +155,17 @@ void LayerRunner::attention(const LayerPlan& plan, const DeviceLayer& layer, std
   const Mask mask = mask_of(plan.config.attention_at(index));
   const i64 window = std::max<i64>(plan.config.attention.window, 1),
             chunk = std::max<i64>(plan.config.attention.chunk, 1);
-  const i64 group = d_.heads / d_.kv_heads;  // query heads per KV head
   const float alpha = 1.f / std::sqrt(static_cast<float>(hd));
-  const i64 ld = d_.qkv, seq_stride = c * ld;
+  const AttentionShape shape{c, seqs, d_.heads, d_.kv_heads, hd};
   // Per query head, batched over the sequences: S = Q_h K_g^T / sqrt(d) (fp32),
-  // masked softmax to bf16 P, then O_h = P V_g into the head's columns of attn.
-  // In cuBLAS's column-major view, S^T = K_g^T' Q_h (op T on K) and O_h^T = V_g' P^T.
+  // masked softmax to bf16 P, then O_h = P V_g into the head's columns of attn
+  // (the cuBLAS view of both products is in gemm_shapes.hpp).
   for (i64 head = 0; head < d_.heads; ++head) {
-    const i64 g = head / group;
-    const bf16* qh = qkv + head * hd;
-    const bf16* kg = qkv + d_.q + g * hd;
-    const bf16* vg = qkv + d_.q + d_.kv + g * hd;
     tally.attention_launched +=
-        gemm_strided_batched(handle, CUBLAS_OP_T, CUBLAS_OP_N, c, c, hd, alpha, kg, ld, seq_stride, qh, ld, seq_stride,
-                             scores_.as<void>(), CUDA_R_32F, c, c * c, seqs);
+        launch(handle, attention_scores_gemm(shape, head), qkv, qkv, scores_.as<void>(), CUDA_R_32F, alpha);
     masked_softmax(scores_.as<float>(), seqs * c, c, mask, window, chunk, probs_.as<bf16>(), stream);
     tally.attention_launched +=
-        gemm_strided_batched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hd, c, c, 1.f, vg, ld, seq_stride, probs_.as<bf16>(), c,
-                             c * c, attn + head * hd, CUDA_R_16BF, d_.q, c * d_.q, seqs);
+        launch(handle, attention_values_gemm(shape, head), qkv, probs_.as<bf16>(), attn, CUDA_R_16BF);
   }
   // What the mask keeps: QK^T and AV each 2 d per visible (query, key) pair.
   tally.attention_useful += 2 * 2 * hd * d_.heads * seqs * visible_pairs(mask, c, window, chunk);
@@ -188,9 +181,7 @@ ExpertOperands LayerRunner::expert_operands(const DeviceLayer& layer) const {
   o.up_out = up_.as<bf16>();
   o.act = act_.as<bf16>();
   o.z = z_.as<bf16>();
-  o.hidden = d_.hidden;
-  o.width = d_.expert_width;
-  o.gated = d_.gated;
+  o.shape = ExpertShape{d_.hidden, d_.expert_width, d_.gated};
   return o;
 }
 
