@@ -1,8 +1,11 @@
 // GPU test of the CUDA benchmark backend (CTest label "gpu"; exit 77, reported
 // as skipped, where no device exists): the router/permutation kernels against
 // a host computation, then small plans through CudaBackend::run, which must be
-// correct against the float64 reference and account exactly the analytic
+// correct against the CPU reference and account exactly the analytic
 // weight-GEMM FLOPs; and a config too large for the device must be refused.
+// With --sanitize: the routing kernels and one untimed pass of each small plan
+// through both expert paths, nothing else (no timing, no 8192^3 dense-rate
+// product), small enough to run under compute-sanitizer.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,7 +18,10 @@
 #include "cuda_check.hpp"
 #include "device.hpp"
 #include "device_buffer.hpp"
+#include "device_weights.hpp"
+#include "gemm.hpp"
 #include "layer_kernels.hpp"
+#include "layer_runner.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/error.hpp"
 
@@ -239,9 +245,45 @@ void refuses_too_large(kernels::CudaBackend& backend) {
   }
 }
 
+// One untimed pass of `config` through each expert path, straight through
+// LayerRunner; the output must be finite (it starts as NaN).
+void sanitize_pass(const char* name, const ModelConfig& config, const BenchOptions& o) {
+  try {
+    const LayerPlan plan = make_layer_plan(config, o);
+    std::vector<LayerWeights> weights;
+    for (std::int64_t l = 0; l < config.num_layers; ++l) weights.push_back(make_layer_weights(plan, l, o.seed));
+    kernels::BlasContext blas(2);
+    kernels::LayerRunner runner(plan, weights, o.balanced, blas);
+    const std::vector<float> input = make_input(plan, o.seed);
+    const DeviceBuffer x = to_device(input), xb = to_device(kernels::to_bf16_bits(input.data(), input.size()));
+    for (const kernels::ExpertPath path : {kernels::ExpertPath::streams, kernels::ExpertPath::grouped}) {
+      const std::size_t n = input.size();
+      kernels::fill(runner.output(), n, std::nanf(""));
+      kernels::FlopTally tally;
+      try {
+        runner.forward(plan, x.as<float>(), xb.as<kernels::bf16>(), kernels::RoutingMode::sync, path, tally);
+        SMELT_CUDA_CALL(cudaStreamSynchronize(blas.stream()));
+      } catch (const cuda_error& e) {
+        if (path != kernels::ExpertPath::grouped) throw;
+        std::printf("sanitize %-12s grouped path refused by this cuBLAS: %s\n", name, e.what());
+        SMELT_CUDA_CALL(cudaStreamSynchronize(blas.stream()));
+        continue;
+      }
+      std::vector<float> out(n);
+      SMELT_CUDA_CALL(cudaMemcpy(out.data(), runner.output(), n * sizeof(float), cudaMemcpyDeviceToHost));
+      const bool finite = std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); });
+      expect(finite, std::string(name) + ": non-finite output after one pass");
+      std::printf("sanitize %-12s %s path: %s\n", name, describe(path, blas.sides()).c_str(), finite ? "ok" : "FAILED");
+    }
+  } catch (const std::exception& e) {
+    expect(false, std::string(name) + ": threw " + e.what());
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool sanitize = argc > 1 && std::string(argv[1]) == "--sanitize";
   const kernels::DeviceInfo info = kernels::query_device();
   if (!info.available) {
     std::printf("skipped: %s\n", info.reason.c_str());
@@ -261,6 +303,13 @@ int main() {
   BenchOptions o;
   o.tokens = 512;
   o.context = 256;
+  if (sanitize) {
+    sanitize_pass("moe", tiny_moe(), o);
+    sanitize_pass("dense", tiny_dense(), o);
+    sanitize_pass("variety", tiny_variety(), o);
+    std::printf("%s\n", failures == 0 ? "all passed" : "FAILED");
+    return failures == 0 ? 0 : 1;
+  }
   run_case(backend, "moe", tiny_moe(), o);
   run_case(backend, "dense", tiny_dense(), o);
   run_case(backend, "variety", tiny_variety(), o);
