@@ -3,6 +3,7 @@
 
 #include "cuda_check.hpp"
 #include "device.hpp"
+#include "device_common.cuh"
 
 namespace smelt::kernels {
 namespace {
@@ -19,7 +20,7 @@ void fill(float* device_data, std::size_t count, float value) {
   if (count == 0) return;
   constexpr int kThreads = 256;
   const int blocks = static_cast<int>(std::min<std::size_t>((count + kThreads - 1) / kThreads, 4096));
-  fill_kernel<<<blocks, kThreads>>>(device_data, count, value);
+  SMELT_LAUNCH(fill_kernel, blocks, kThreads)(device_data, count, value);
   SMELT_CUDA_CALL(cudaGetLastError());
   SMELT_CUDA_CALL(cudaDeviceSynchronize());
 }

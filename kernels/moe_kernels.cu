@@ -27,7 +27,7 @@ void check_launch() { SMELT_CUDA_CALL(cudaGetLastError()); }
 std::optional<std::string> kernel_image_problem() {
   cudaFuncAttributes attributes{};
   // Asked for its status, not checked: a missing image is an answer here, not a failure.
-  const cudaError_t status = cudaFuncGetAttributes(&attributes, router_topk_kernel);
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(router_topk_kernel));
   if (status == cudaSuccess) return std::nullopt;
   (void)cudaGetLastError();  // clear it, so that it does not surface at the next checked call
   return std::string("the CUDA kernels cannot run on this device: ") + cudaGetErrorString(status);
@@ -40,13 +40,13 @@ void router_topk(const float* logits, std::int64_t tokens, int experts, int top_
                        std::to_string(top_k) + ", experts " + std::to_string(experts));
   if (tokens == 0) return;
   const std::size_t shared = static_cast<std::size_t>(experts) * sizeof(int);
-  router_topk_kernel<<<blocks_for(tokens, kWarpsPerBlock, 1024), kThreads, shared, stream>>>(
-      logits, tokens, experts, top_k, sigmoid, balanced, topk_idx, topk_w, counts);
+  SMELT_LAUNCH(router_topk_kernel, blocks_for(tokens, kWarpsPerBlock, 1024), kThreads, shared, stream)
+  (logits, tokens, experts, top_k, sigmoid, balanced, topk_idx, topk_w, counts);
   check_launch();
 }
 
 void expert_offsets(const int* counts, int experts, int* offsets, int* cursor, cudaStream_t stream) {
-  offsets_kernel<<<1, kScanThreads, 0, stream>>>(counts, experts, offsets, cursor);
+  SMELT_LAUNCH(offsets_kernel, 1, kScanThreads, 0, stream)(counts, experts, offsets, cursor);
   check_launch();
 }
 
@@ -56,18 +56,19 @@ void permute_rows(const bf16* x, std::int64_t tokens, std::int64_t hidden, int t
   if (pairs == 0) return;
   const int blocks = blocks_for(pairs, kWarpsPerBlock);
   if (hidden % 8 == 0 && aligned16(x) && aligned16(xp))
-    permute_kernel<8><<<blocks, kThreads, 0, stream>>>(x, pairs, hidden, top_k, topk_idx, cursor, slot, xp);
+    SMELT_LAUNCH(permute_kernel<8>, blocks, kThreads, 0, stream)(x, pairs, hidden, top_k, topk_idx, cursor, slot, xp);
   else
-    permute_kernel<1><<<blocks, kThreads, 0, stream>>>(x, pairs, hidden, top_k, topk_idx, cursor, slot, xp);
+    SMELT_LAUNCH(permute_kernel<1>, blocks, kThreads, 0, stream)(x, pairs, hidden, top_k, topk_idx, cursor, slot, xp);
   check_launch();
 }
 
 void ffn_activation(const bf16* in, std::int64_t rows, std::int64_t width, bool gated, bf16* out, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
   if (width % 8 == 0 && aligned16(in) && aligned16(out))
-    activation_kernel<8><<<blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(in, rows, width, gated, out);
-  else
-    activation_kernel<1><<<blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(in, rows, width, gated, out);
+    SMELT_LAUNCH(activation_kernel<8>, blocks_for(rows * width / 8, kThreads), kThreads, 0, stream)
+  (in, rows, width, gated, out);
+  else SMELT_LAUNCH(activation_kernel<1>, blocks_for(rows * width, kThreads), kThreads, 0, stream)(in, rows, width,
+                                                                                                   gated, out);
   check_launch();
 }
 
@@ -77,12 +78,10 @@ void moe_combine(const float* x_in, const bf16* z, const int* slot, const float*
   if (tokens == 0) return;
   const bool vec = hidden % 4 == 0 && aligned16(x_in) && aligned16(x_out) && aligned16(z) && aligned16(xb) &&
                    (shared == nullptr || aligned16(shared));
-  if (vec)
-    combine_kernel<4><<<blocks_for(tokens * hidden / 4, kThreads), kThreads, 0, stream>>>(
-        x_in, z, slot, topk_w, top_k, shared, shared_gate_logit, tokens, hidden, scale, x_out, xb);
-  else
-    combine_kernel<1><<<blocks_for(tokens * hidden, kThreads), kThreads, 0, stream>>>(
-        x_in, z, slot, topk_w, top_k, shared, shared_gate_logit, tokens, hidden, scale, x_out, xb);
+  if (vec) SMELT_LAUNCH(combine_kernel<4>, blocks_for(tokens * hidden / 4, kThreads), kThreads, 0, stream)
+  (x_in, z, slot, topk_w, top_k, shared, shared_gate_logit, tokens, hidden, scale, x_out, xb);
+  else SMELT_LAUNCH(combine_kernel<1>, blocks_for(tokens * hidden, kThreads), kThreads, 0, stream)(
+      x_in, z, slot, topk_w, top_k, shared, shared_gate_logit, tokens, hidden, scale, x_out, xb);
   check_launch();
 }
 
@@ -90,15 +89,17 @@ void residual_add(const float* x_in, const float* delta, std::int64_t count, flo
                   cudaStream_t stream) {
   if (count == 0) return;
   if (count % 4 == 0 && aligned16(x_in) && aligned16(delta) && aligned16(x_out) && aligned16(xb))
-    residual_kernel<4><<<blocks_for(count / 4, kThreads), kThreads, 0, stream>>>(x_in, delta, count, scale, x_out, xb);
-  else
-    residual_kernel<1><<<blocks_for(count, kThreads), kThreads, 0, stream>>>(x_in, delta, count, scale, x_out, xb);
+    SMELT_LAUNCH(residual_kernel<4>, blocks_for(count / 4, kThreads), kThreads, 0, stream)
+  (x_in, delta, count, scale, x_out, xb);
+  else SMELT_LAUNCH(residual_kernel<1>, blocks_for(count, kThreads), kThreads, 0, stream)(x_in, delta, count, scale,
+                                                                                          x_out, xb);
   check_launch();
 }
 
 void fill_random_bf16(bf16* out, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
   if (count == 0) return;
-  random_bf16_kernel<<<blocks_for(static_cast<std::int64_t>(count), kThreads), kThreads, 0, stream>>>(out, count, seed);
+  SMELT_LAUNCH(random_bf16_kernel, blocks_for(static_cast<std::int64_t>(count), kThreads), kThreads, 0, stream)
+  (out, count, seed);
   check_launch();
 }
 

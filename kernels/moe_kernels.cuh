@@ -132,16 +132,18 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, std::int64_
     if (hist[e] != 0) atomicAdd(&counts[e], hist[e]);
 }
 
-// One block of kScanThreads: tiles of kScanThreads counts, warp scans, then a
-// scan of the warp totals, with a carry between tiles.
+// One block (any whole number of warps up to kScanThreads, which the launcher
+// uses): tiles of blockDim counts, warp scans, then a scan of the warp totals,
+// with a carry between tiles.
 __global__ void offsets_kernel(const int* __restrict__ counts, int experts, int* __restrict__ offsets,
                                int* __restrict__ cursor) {
   __shared__ int warp_total[kScanThreads / 32];
   __shared__ int carry;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int tile = blockDim.x;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
-  for (int base = 0; base < experts; base += kScanThreads) {
+  for (int base = 0; base < experts; base += tile) {
     const int e = base + threadIdx.x;
     const int c = e < experts ? counts[e] : 0;
     int incl = c;
@@ -152,18 +154,18 @@ __global__ void offsets_kernel(const int* __restrict__ counts, int experts, int*
     if (lane == 31) warp_total[warp] = incl;
     __syncthreads();
     if (warp == 0) {
-      int w = warp_total[lane];
+      int w = lane < warps ? warp_total[lane] : 0;
       for (int off = 1; off < 32; off <<= 1) {
         const int up = __shfl_up_sync(kFullMask, w, off);
         if (lane >= off) w += up;
       }
-      warp_total[lane] = w;  // inclusive over warps
+      if (lane < warps) warp_total[lane] = w;  // inclusive over warps
     }
     __syncthreads();
     const int before = carry + (warp > 0 ? warp_total[warp - 1] : 0) + incl - c;
     if (e < experts) offsets[e] = cursor[e] = before;
     __syncthreads();  // every thread has read carry and warp_total
-    if (threadIdx.x == 0) carry += warp_total[kScanThreads / 32 - 1];
+    if (threadIdx.x == 0) carry += warp_total[warps - 1];
     __syncthreads();
   }
   if (threadIdx.x == 0) offsets[experts] = carry;

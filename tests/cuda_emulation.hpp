@@ -9,7 +9,8 @@
 // - __shared__ variables become static (one copy, shared by the threads of the
 //   one block running); dynamic shared memory is poisoned (0xff bytes) before
 //   each block, so a kernel that reads it before writing it gets garbage;
-// - atomicAdd is a std::atomic_ref fetch_add.
+// - atomicAdd is a std::atomic_ref fetch_add;
+// - SMELT_LAUNCH runs the launch at once, in issue order (see launcher below).
 // It says nothing about speed, and nothing about memory ordering beyond what
 // the barriers give. Include it before any kernel header, in a test that links
 // no CUDA code (the kernels are compiled here as host C++).
@@ -18,6 +19,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstdint>
@@ -120,6 +122,23 @@ void launch(unsigned grid, unsigned threads, std::size_t shared_bytes, Kernel ke
       });
     for (std::thread& th : pool) th.join();
   }
+}
+
+// What SMELT_LAUNCH (kernels/device_common.cuh) expands to on the host:
+// launcher(kernel, grid, block, shared, stream)(args...) runs the launch at
+// once (streams are ignored: everything runs in issue order), with at most
+// kMaxBlocks blocks of at most kMaxThreads threads. Every kernel here is a
+// grid-stride loop over its work and takes any whole number of warps per
+// block, so a smaller launch computes the same result with fewer threads to
+// start (tests/kernels_emulated_test.cpp runs them at their real sizes too).
+inline constexpr long kMaxBlocks = 4, kMaxThreads = 64;
+
+template <class Kernel>
+auto launcher(Kernel kernel, long grid, long threads, std::size_t shared_bytes = 0, cudaStream_t = nullptr) {
+  return [=](auto... args) {
+    launch(static_cast<unsigned>(std::min(grid, kMaxBlocks)), static_cast<unsigned>(std::min(threads, kMaxThreads)),
+           shared_bytes, kernel, args...);
+  };
 }
 
 }  // namespace smelt_emulation

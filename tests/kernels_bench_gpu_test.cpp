@@ -24,8 +24,10 @@
 #include "layer_runner.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/error.hpp"
+#include "tiny_bench_configs.hpp"
 
 using namespace smelt;
+using namespace smelt::test;
 using kernels::DeviceBuffer;
 
 namespace {
@@ -152,51 +154,6 @@ void routing_tests() {
   check_routing("balanced", random_logits(300, 12), 300, 12, 5, false, true);
   check_routing("many experts", random_logits(64, 2048), 64, 2048, 6, false, false);
   check_routing("ties", std::vector<float>(50 * 40, 0.25f), 50, 40, 3, false, false);  // lowest indices win
-}
-
-ModelConfig tiny_moe() {
-  ModelConfig c;
-  c.name = "gpu-tiny-moe";
-  c.vocab_size = 1000;
-  c.num_layers = 2;
-  c.hidden_size = 256;
-  c.context_length = 512;
-  c.attention.num_heads = 4;
-  c.attention.num_kv_heads = 2;
-  c.attention.head_dim = 64;
-  c.moe.num_experts = 16;
-  c.moe.top_k = 4;
-  c.moe.expert_width = 128;
-  return c;
-}
-
-ModelConfig tiny_dense() {
-  ModelConfig c = tiny_moe();
-  c.name = "gpu-tiny-dense";
-  c.moe = MoeConfig{};
-  c.ffn.dense_width = 512;
-  return c;
-}
-
-// Plain FFNs, sigmoid router, two gated shared experts, a dense first layer,
-// sliding / chunked / full attention, MQA, and a loop over layer 2 (scale 0.5).
-ModelConfig tiny_variety() {
-  ModelConfig c = tiny_moe();
-  c.name = "gpu-tiny-variety";
-  c.num_layers = 3;
-  c.attention.num_kv_heads = 1;
-  c.attention.pattern = {LayerAttention::sliding, LayerAttention::chunked, LayerAttention::full};
-  c.attention.window = 100;
-  c.attention.chunk = 96;
-  c.ffn.type = FfnType::plain;
-  c.ffn.dense_width = 384;
-  c.moe.first_dense = 1;
-  c.moe.router_score = RouterScore::sigmoid;
-  c.moe.num_shared_experts = 2;
-  c.moe.shared_width = 96;
-  c.moe.shared_gate = true;
-  c.loop = {2, 2, 2, 0.5};
-  return c;
 }
 
 void run_case(kernels::CudaBackend& backend, const char* name, const ModelConfig& config, BenchOptions o) {

@@ -120,18 +120,21 @@ TEST_CASE("emulated kernels: router top-k and its histogram", "[kernels_emulated
 }
 
 TEST_CASE("emulated kernels: expert offsets are the exclusive prefix sum, across tiles", "[kernels_emulated]") {
-  for (const int experts : {5, 1024, 3000}) {  // one partial tile, one full tile, three tiles with carries
-    std::mt19937 gen(static_cast<unsigned>(experts));
-    std::uniform_int_distribution<int> dist(0, 9);
-    std::vector<int> counts(static_cast<std::size_t>(experts));
-    for (int& c : counts) c = dist(gen);
-    std::vector<int> offsets(counts.size() + 1, -1), cursor(counts.size() + 1, -1);
-    launch(1, dev::kScanThreads, 0, dev::offsets_kernel, counts.data(), experts, offsets.data(), cursor.data());
-    std::vector<int> want(counts.size() + 1, 0);
-    std::partial_sum(counts.begin(), counts.end(), want.begin() + 1);
-    CHECK(offsets == want);
-    CHECK(std::equal(cursor.begin(), cursor.end() - 1, want.begin()));
-  }
+  // One partial tile, one full tile, three tiles with carries; at the launch's
+  // 1024 threads and at 64 (any whole number of warps works).
+  for (const unsigned threads : {static_cast<unsigned>(dev::kScanThreads), 64u})
+    for (const int experts : {5, 1024, 3000}) {
+      std::mt19937 gen(static_cast<unsigned>(experts));
+      std::uniform_int_distribution<int> dist(0, 9);
+      std::vector<int> counts(static_cast<std::size_t>(experts));
+      for (int& c : counts) c = dist(gen);
+      std::vector<int> offsets(counts.size() + 1, -1), cursor(counts.size() + 1, -1);
+      launch(1, threads, 0, dev::offsets_kernel, counts.data(), experts, offsets.data(), cursor.data());
+      std::vector<int> want(counts.size() + 1, 0);
+      std::partial_sum(counts.begin(), counts.end(), want.begin() + 1);
+      CHECK(offsets == want);
+      CHECK(std::equal(cursor.begin(), cursor.end() - 1, want.begin()));
+    }
 }
 
 TEST_CASE("emulated kernels: permutation groups rows by expert", "[kernels_emulated]") {
