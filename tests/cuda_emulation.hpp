@@ -1,6 +1,6 @@
 // Runs the benchmark's own CUDA kernels (kernels/*.cuh) on the CPU, so that
-// their results are tested on every machine, a GPU or not. Only what those
-// kernels use is emulated:
+// their results are tested wherever the CUDA toolkit's headers are, a GPU or
+// not. Only what those kernels use is emulated:
 // - a launch runs the blocks one after another, each block's threads as
 //   std::threads, with threadIdx, blockIdx, blockDim and gridDim per thread;
 // - __syncthreads is a barrier over the block; __syncwarp and the shuffles
@@ -13,7 +13,8 @@
 // - SMELT_LAUNCH runs the launch at once, in issue order (see launcher below).
 // It says nothing about speed, and nothing about memory ordering beyond what
 // the barriers give. Include it before any kernel header, in a test that links
-// no CUDA code (the kernels are compiled here as host C++).
+// no CUDA library (the kernels are compiled as host C++; fake_cuda.cpp stands
+// in for the runtime and cuBLAS where a test needs them).
 #pragma once
 
 #include <cuda_bf16.h>
