@@ -1,6 +1,5 @@
 #include "gemm.hpp"
 
-#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>

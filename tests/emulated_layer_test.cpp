@@ -19,7 +19,7 @@
 #include "gemm.hpp"
 #include "layer_runner.hpp"
 #include "smelt/bench_backend.hpp"
-#include "tiny_bench_configs.hpp"
+#include "test_configs.hpp"
 
 namespace {
 
@@ -94,13 +94,15 @@ BenchOptions options(std::int64_t tokens, std::int64_t context) {
 
 }  // namespace
 
-TEST_CASE("emulated CUDA layer: MoE blocks, GQA", "[emulated_layer]") { check_plan(test::tiny_moe(), options(64, 32)); }
+TEST_CASE("emulated CUDA layer: MoE blocks, GQA", "[emulated_layer]") {
+  check_plan(test::bench_moe(), options(64, 32));
+}
 
-TEST_CASE("emulated CUDA layer: dense blocks", "[emulated_layer]") { check_plan(test::tiny_dense(), options(64, 32)); }
+TEST_CASE("emulated CUDA layer: dense blocks", "[emulated_layer]") { check_plan(test::bench_dense(), options(64, 32)); }
 
 TEST_CASE("emulated CUDA layer: plain FFNs, sigmoid router, gated shared experts, masks, MQA, a loop",
           "[emulated_layer]") {
-  ModelConfig c = test::tiny_variety();
+  ModelConfig c = test::bench_variety();
   c.attention.window = 10;  // within the 32-token context, so that the masks cut rows
   c.attention.chunk = 12;
   check_plan(c, options(64, 32));
@@ -109,5 +111,5 @@ TEST_CASE("emulated CUDA layer: plain FFNs, sigmoid router, gated shared experts
 TEST_CASE("emulated CUDA layer: MoE sublayer alone, balanced routing", "[emulated_layer]") {
   BenchOptions o = options(64, 32);
   o.moe_only = o.balanced = true;
-  check_plan(test::tiny_moe(), o);
+  check_plan(test::bench_moe(), o);
 }

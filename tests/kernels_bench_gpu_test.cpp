@@ -24,7 +24,7 @@
 #include "layer_runner.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/error.hpp"
-#include "tiny_bench_configs.hpp"
+#include "test_configs.hpp"
 
 using namespace smelt;
 using namespace smelt::test;
@@ -183,7 +183,7 @@ void run_case(kernels::CudaBackend& backend, const char* name, const ModelConfig
 }
 
 void refuses_too_large(kernels::CudaBackend& backend) {
-  ModelConfig c = tiny_moe();
+  ModelConfig c = bench_moe();
   c.name = "gpu-too-large";
   c.hidden_size = 8192;
   c.moe.num_experts = 1024;
@@ -261,18 +261,18 @@ int main(int argc, char** argv) {
   o.tokens = 512;
   o.context = 256;
   if (sanitize) {
-    sanitize_pass("moe", tiny_moe(), o);
-    sanitize_pass("dense", tiny_dense(), o);
-    sanitize_pass("variety", tiny_variety(), o);
+    sanitize_pass("moe", bench_moe(), o);
+    sanitize_pass("dense", bench_dense(), o);
+    sanitize_pass("variety", bench_variety(), o);
     std::printf("%s\n", failures == 0 ? "all passed" : "FAILED");
     return failures == 0 ? 0 : 1;
   }
-  run_case(backend, "moe", tiny_moe(), o);
-  run_case(backend, "dense", tiny_dense(), o);
-  run_case(backend, "variety", tiny_variety(), o);
+  run_case(backend, "moe", bench_moe(), o);
+  run_case(backend, "dense", bench_dense(), o);
+  run_case(backend, "variety", bench_variety(), o);
   BenchOptions balanced = o;
   balanced.moe_only = balanced.balanced = true;
-  run_case(backend, "moe-only balanced", tiny_moe(), balanced);
+  run_case(backend, "moe-only balanced", bench_moe(), balanced);
   refuses_too_large(backend);
   std::printf("%s\n", failures == 0 ? "all passed" : "FAILED");
   return failures == 0 ? 0 : 1;
