@@ -80,6 +80,24 @@ i64 dtype_bytes(JsonObject& o) {
   return 2;
 }
 
+// A size saved under either of two names: transformers' attribute_map aliases
+// (Qwen3MoeConfig saves num_experts as num_local_experts) and configs that
+// carry both spellings. Either is enough; when both are present they must agree.
+i64 either_integer(JsonObject& o, std::string_view key, std::string_view alias) {
+  if (!o.has(key) && !o.has(alias)) {
+    o.violation(fmt::format("{} (or {}): missing (required)", o.field(key), o.field(alias)));
+    return 0;
+  }
+  if (!o.has(key)) return o.integer(alias);
+  const i64 value = o.integer(key);
+  if (o.has(alias)) {
+    const i64 other = o.integer(alias, value);
+    if (other != value)
+      o.violation(fmt::format("{} = {}: must equal {} = {}", o.field(alias), other, o.field(key), value));
+  }
+  return value;
+}
+
 // The keys most families spell the same way.
 void read_common(JsonObject& o, ModelConfig& c) {
   c.vocab_size = o.integer("vocab_size");
@@ -115,9 +133,10 @@ Kinds qwen_kinds(JsonObject& o, const ModelConfig& c) {
 
 // Qwen2-MoE/Qwen3-MoE experts: 0-based layer i is MoE when (i + 1) %
 // decoder_sparse_step == 0 and i is not in mlp_only_layers; the other layers
-// are dense of intermediate_size.
+// are dense of intermediate_size. Hub files say num_experts; Qwen3MoeConfig in
+// transformers 5.x saves it as num_local_experts (its attribute_map).
 void read_qwen_moe(JsonObject& o, ModelConfig& c) {
-  c.moe.num_experts = o.integer("num_experts");
+  c.moe.num_experts = either_integer(o, "num_experts", "num_local_experts");
   c.moe.top_k = o.integer("num_experts_per_tok");
   c.moe.expert_width = o.integer("moe_intermediate_size");
   const i64 step = o.integer("decoder_sparse_step", 1);
@@ -180,9 +199,12 @@ Kinds read_qwen3(JsonObject& o, ModelConfig& c) {
   return qwen_kinds(o, c);
 }
 
-// Qwen1.5-MoE / Qwen2-MoE: one shared expert behind a sigmoid gate (Linear H -> 1).
+// Qwen1.5-MoE / Qwen2-MoE: one shared expert behind a sigmoid gate (Linear H
+// -> 1). Unlike dense Qwen2, Qwen2MoeAttention builds its q/k/v biases from
+// qkv_bias (Qwen2MoeConfig default true).
 Kinds read_qwen2_moe(JsonObject& o, ModelConfig& c) {
   Kinds kinds = read_qwen2(o, c);
+  c.attention.qkv_bias = o.boolean("qkv_bias", true);
   c.moe.shared_width = o.integer("shared_expert_intermediate_size");
   c.moe.num_shared_experts = c.moe.shared_width > 0 ? 1 : 0;
   c.moe.shared_gate = c.moe.num_shared_experts > 0;
@@ -202,7 +224,7 @@ Kinds read_olmoe(JsonObject& o, ModelConfig& c) {
   c.attention.head_dim = o.integer("head_dim", derived_head_dim(c));  // OlmoeConfig: hidden / heads
   read_attention_bias(o, c, false);
   c.attention.qk_norm = QkNorm::full;
-  c.moe.num_experts = o.integer("num_experts");
+  c.moe.num_experts = either_integer(o, "num_experts", "num_local_experts");  // OlmoeConfig's attribute_map
   c.moe.top_k = o.integer("num_experts_per_tok");
   c.moe.expert_width = o.integer("intermediate_size");
   return {};
@@ -210,7 +232,11 @@ Kinds read_olmoe(JsonObject& o, ModelConfig& c) {
 
 // DeepSeek-V2/V3: MLA, routed experts plus n_shared_experts shared ones of the
 // same width; layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
-Kinds read_deepseek(JsonObject& o, ModelConfig& c) {
+// DeepSeek-V3 (`v3`) routes as DeepseekV3TopkRouter does: sigmoid scores plus
+// e_score_correction_bias, a persistent buffer of one value per expert that
+// every V3 checkpoint stores, whatever topk_method says (5.x configs have no
+// topk_method). DeepSeek-V2 has the bias only with topk_method "noaux_tc".
+Kinds read_deepseek(JsonObject& o, ModelConfig& c, bool v3) {
   read_common(o, c);
   auto& a = c.attention;
   a.type = AttentionType::mla;
@@ -235,16 +261,19 @@ Kinds read_deepseek(JsonObject& o, ModelConfig& c) {
   m.first_dense = o.integer("first_k_dense_replace", 0);
   m.every = o.integer("moe_layer_freq", 1);
   if (m.every < 1) o.violation(fmt::format("{} = {}: must be positive", o.field("moe_layer_freq"), m.every));
-  const std::string scoring = o.string("scoring_func", "softmax");
+  const std::string scoring = o.string("scoring_func", v3 ? "sigmoid" : "softmax");
   if (scoring == "sigmoid")
     m.router_score = RouterScore::sigmoid;
   else if (scoring != "softmax")
     o.violation(fmt::format("{} = \"{}\": must be \"softmax\" or \"sigmoid\"", o.field("scoring_func"), scoring));
-  // noaux_tc routing adds e_score_correction_bias, one value per expert.
-  m.router_bias = o.string("topk_method", "greedy") == "noaux_tc";
+  const bool noaux_tc = o.string("topk_method", "greedy") == "noaux_tc";
+  m.router_bias = v3 || noaux_tc;
   c.mtp_modules = o.integer("num_nextn_predict_layers", 0);
   return {};
 }
+
+Kinds read_deepseek_v2(JsonObject& o, ModelConfig& c) { return read_deepseek(o, c, false); }
+Kinds read_deepseek_v3(JsonObject& o, ModelConfig& c) { return read_deepseek(o, c, true); }
 
 // gpt-oss: biased attention with one sink logit per head, alternating sliding
 // and full layers, biased experts and router.
@@ -258,15 +287,7 @@ Kinds read_gpt_oss(JsonObject& o, ModelConfig& c) {
   c.moe.num_experts = o.integer("num_local_experts");
   c.moe.expert_width = o.integer("intermediate_size");
   // The released configs carry both spellings; the modeling code reads num_experts_per_tok.
-  if (o.has("num_experts_per_tok") || !o.has("experts_per_token")) {
-    c.moe.top_k = o.integer("num_experts_per_tok");
-    const i64 other = o.integer("experts_per_token", c.moe.top_k);
-    if (other != c.moe.top_k)
-      o.violation(fmt::format("{} = {}: must equal {} = {}", o.field("experts_per_token"), other,
-                              o.field("num_experts_per_tok"), c.moe.top_k));
-  } else {
-    c.moe.top_k = o.integer("experts_per_token");
-  }
+  c.moe.top_k = either_integer(o, "num_experts_per_tok", "experts_per_token");
   // GptOssConfig's default layer_types: sliding on even layers, full on odd ones.
   return per_layer<LayerAttention>(
       c, [](i64 i) { return (i + 1) % 2 != 0 ? LayerAttention::sliding : LayerAttention::full; });
@@ -281,6 +302,7 @@ Kinds read_dbrx(JsonObject& o, ModelConfig& c) {
   c.tie_embeddings = o.boolean("tie_word_embeddings", false);
   c.attention.num_heads = o.integer("n_heads");
   c.attention.head_dim = derived_head_dim(c);  // DBRX's attention always uses d_model / n_heads
+  c.kv_cache_bytes = dtype_bytes(o);
   if (auto at = o.object("attn_config")) c.attention.num_kv_heads = at->integer("kv_n_heads");
   if (auto f = o.object("ffn_config")) {
     c.moe.expert_width = f->integer("ffn_hidden_size");
@@ -414,8 +436,8 @@ struct Family {
 
 constexpr std::array<Family, 14> kFamilies{{
     {"dbrx", read_dbrx},
-    {"deepseek_v2", read_deepseek},
-    {"deepseek_v3", read_deepseek},
+    {"deepseek_v2", read_deepseek_v2},
+    {"deepseek_v3", read_deepseek_v3},
     {"gpt_oss", read_gpt_oss},
     {"llama", read_llama},
     {"llama4", read_llama4_text},  // reads "text_config"
@@ -454,11 +476,10 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
   if (c.name.empty()) c.name = type;
   if (type == "llama4") {
     // The multimodal wrapper: the language model is text_config; the vision
-    // encoder is not counted. tie_word_embeddings at the top level wins.
-    if (auto text = root.object("text_config")) {
-      set_pattern(*text, c, family->read(*text, c));
-      c.tie_embeddings = root.boolean("tie_word_embeddings", c.tie_embeddings);
-    }
+    // encoder is not counted. transformers ties the head from
+    // text_config.tie_word_embeddings (Llama4ForConditionalGeneration and
+    // Llama4ForCausalLM alike); a top-level flag is ignored, so it is not read.
+    if (auto text = root.object("text_config")) set_pattern(*text, c, family->read(*text, c));
   } else {
     set_pattern(root, c, family->read(root, c));
   }

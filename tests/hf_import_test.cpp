@@ -255,3 +255,68 @@ TEST_CASE("the KV cache element size follows the model's dtype", "[hf_import]") 
   j.erase("torch_dtype");
   CHECK(parse_hf_config(j.dump()).kv_cache_bytes == 2);
 }
+
+// The configs transformers 5.x writes, and the flags it builds from (issue: configs saved by transformers 5).
+TEST_CASE("qwen3_moe reads num_local_experts, as transformers 5 saves it, or num_experts", "[hf_import]") {
+  auto j = example_json("qwen3-30b-a3b.json");
+  j.erase("num_experts");
+  j["num_local_experts"] = 128;  // Qwen3MoeConfig's attribute_map: num_experts -> num_local_experts
+  CHECK(parse_hf_config(j.dump()).moe.num_experts == 128);
+  // Same model, same count as the Hub file: 30,532,122,624 (hf_published_test.cpp).
+  CHECK(count(parse_hf_config(j.dump())).params.total == 30532122624);
+  j["num_experts"] = 128;
+  CHECK(parse_hf_config(j.dump()).moe.num_experts == 128);
+  j["num_local_experts"] = 64;
+  CHECK(errors_of(j) == std::vector<std::string>{"num_local_experts = 64: must equal num_experts = 128"});
+  j.erase("num_experts");
+  j.erase("num_local_experts");
+  CHECK(errors_of(j) == std::vector<std::string>{"num_experts (or num_local_experts): missing (required)"});
+}
+
+TEST_CASE("qwen2_moe honours qkv_bias, default true", "[hf_import]") {
+  auto j = example_json("qwen1.5-moe-a2.7b.json");
+  CHECK(parse_hf_config(j.dump()).attention.qkv_bias);  // absent: Qwen2MoeConfig's default, true
+  j["qkv_bias"] = false;
+  const ModelConfig c = parse_hf_config(j.dump());
+  CHECK_FALSE(c.attention.qkv_bias);
+  // 24 layers x (q + 2 kv) = 24 x (2048 + 2 x 2048) = 147,456 biases fewer than 14,315,784,192.
+  CHECK(count(c).params.total == 14315784192 - 147456);
+}
+
+TEST_CASE("deepseek_v3 always has its router bias and sigmoid scores; deepseek_v2 only with noaux_tc", "[hf_import]") {
+  auto j = example_json("deepseek-v3.json");
+  j.erase("topk_method");  // DeepseekV3Config in transformers 5 has neither key
+  j.erase("scoring_func");
+  const ModelConfig c = parse_hf_config(j.dump());
+  CHECK(c.moe.router_bias);
+  CHECK(c.moe.router_score == RouterScore::sigmoid);
+  // The published 671,026,419,200 includes e_score_correction_bias: 58 MoE layers x 256 experts = 14,848.
+  CHECK(count(c).params.total == 671026419200);
+  j["topk_method"] = "greedy";  // transformers ignores it: DeepseekV3TopkRouter always adds the bias
+  CHECK(parse_hf_config(j.dump()).moe.router_bias);
+
+  auto v2 = example_json("deepseek-v2-lite.json");
+  CHECK_FALSE(parse_hf_config(v2.dump()).moe.router_bias);  // topk_method "greedy"
+  v2["topk_method"] = "noaux_tc";
+  CHECK(parse_hf_config(v2.dump()).moe.router_bias);
+}
+
+TEST_CASE("the llama4 wrapper ties the head from text_config, ignoring a top-level flag", "[hf_import]") {
+  auto j = example_json("llama4-scout.json");
+  j["tie_word_embeddings"] = true;  // Llama4ForConditionalGeneration does not read it
+  j["text_config"]["tie_word_embeddings"] = false;
+  CHECK_FALSE(parse_hf_config(j.dump()).tie_embeddings);
+  j["tie_word_embeddings"] = false;
+  j["text_config"]["tie_word_embeddings"] = true;
+  CHECK(parse_hf_config(j.dump()).tie_embeddings);
+}
+
+TEST_CASE("dbrx takes its KV cache element size from the dtype", "[hf_import]") {
+  auto j = example_json("dbrx.json");
+  CHECK(parse_hf_config(j.dump()).kv_cache_bytes == 2);  // torch_dtype bfloat16
+  j["torch_dtype"] = "float32";
+  // 40 layers x 2 x 8 KV heads x 128 (6144 / 48) x 4 bytes = 327,680 bytes per token.
+  CHECK(count(parse_hf_config(j.dump())).kv.bytes_per_token == 327680);
+  j["dtype"] = "float8_e4m3fn";
+  CHECK(parse_hf_config(j.dump()).kv_cache_bytes == 1);
+}
