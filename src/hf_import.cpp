@@ -82,15 +82,18 @@ i64 dtype_bytes(JsonObject& o) {
 
 // A size saved under either of two names: transformers' attribute_map aliases
 // (Qwen3MoeConfig saves num_experts as num_local_experts) and configs that
-// carry both spellings. Either is enough; when both are present they must agree.
+// carry both spellings. Either is enough (null counts as absent); when both
+// are present they must agree.
 i64 either_integer(JsonObject& o, std::string_view key, std::string_view alias) {
-  if (!o.has(key) && !o.has(alias)) {
+  const bool has_key = o.raw(key) != nullptr;
+  const bool has_alias = o.raw(alias) != nullptr;
+  if (!has_key && !has_alias) {
     o.violation(fmt::format("{} (or {}): missing (required)", o.field(key), o.field(alias)));
     return 0;
   }
-  if (!o.has(key)) return o.integer(alias);
+  if (!has_key) return o.integer(alias);
   const i64 value = o.integer(key);
-  if (o.has(alias)) {
+  if (has_alias) {
     const i64 other = o.integer(alias, value);
     if (other != value)
       o.violation(fmt::format("{} = {}: must equal {} = {}", o.field(alias), other, o.field(key), value));

@@ -264,6 +264,8 @@ TEST_CASE("qwen3_moe reads num_local_experts, as transformers 5 saves it, or num
   CHECK(parse_hf_config(j.dump()).moe.num_experts == 128);
   // Same model, same count as the Hub file: 30,532,122,624 (hf_published_test.cpp).
   CHECK(count(parse_hf_config(j.dump())).params.total == 30532122624);
+  j["num_experts"] = nullptr;  // null is absent: the other spelling decides
+  CHECK(parse_hf_config(j.dump()).moe.num_experts == 128);
   j["num_experts"] = 128;
   CHECK(parse_hf_config(j.dump()).moe.num_experts == 128);
   j["num_local_experts"] = 64;
