@@ -285,7 +285,7 @@ TEST_CASE("qwen2_moe honours qkv_bias, default true", "[hf_import]") {
   CHECK(count(c).params.total == 14315784192 - 147456);
 }
 
-TEST_CASE("deepseek_v3 always has its router bias and sigmoid scores; deepseek_v2 only with noaux_tc", "[hf_import]") {
+TEST_CASE("deepseek_v3 always has its router bias and sigmoid scores, deepseek_v2 only with noaux_tc", "[hf_import]") {
   auto j = example_json("deepseek-v3.json");
   j.erase("topk_method");  // DeepseekV3Config in transformers 5 has neither key
   j.erase("scoring_func");

@@ -136,7 +136,7 @@ TEST_CASE("DeepSeek-V3 imports as MLA with an MTP module and reproduces 671B tot
   CHECK(r.kv.elements_per_token == 61.0 * 576.0);
 }
 
-TEST_CASE("DeepSeek-V2-Lite imports without a query LoRA; 15.7B total reproduces, 2.4B active only truncated",
+TEST_CASE("DeepSeek-V2-Lite imports without a query LoRA: 15.7B total reproduces, 2.4B active only truncated",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("deepseek-v2-lite.json"));
   ModelConfig e;
@@ -204,7 +204,7 @@ TEST_CASE("gpt-oss-120b imports with 128 experts and reproduces 116.8B total and
   CHECK(rounds_to(head_not_embedding(r), 5.13e9, 0.01e9));
 }
 
-TEST_CASE("Llama-4-Scout imports its text model with chunked and NoPE layers; 109B counts the vision tower too",
+TEST_CASE("Llama-4-Scout imports its text model with chunked and NoPE layers: 109B counts the vision tower too",
           "[hf_import]") {
   const ModelConfig c = read_config(example_path("llama4-scout.json"));
   const ModelConfig e = llama4(16, 1, 10485760);
