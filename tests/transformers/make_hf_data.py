@@ -217,6 +217,7 @@ def main():
         model = AutoModelForCausalLM.from_config(config, dtype=dtype, experts_implementation="eager").eval()
         params, names = count_terms(model)
         emb, head = model.get_input_embeddings(), model.get_output_embeddings()
+        assert (head.weight is emb.weight) == (params["lm_head"] == 0), name
         case = {
             "case": name,
             "config": f"{name}.json",
