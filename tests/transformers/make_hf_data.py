@@ -154,6 +154,11 @@ def cases():
         num_key_value_heads=2, head_dim=10, num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
         dtype="bfloat16")
 
+    yield "gpt_oss_full_tied", "GptOssConfig", "explicit layer_types, all full; tied", dict(
+        TINY, hidden_size=28, intermediate_size=22, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=18, num_local_experts=3, num_experts_per_tok=1, sliding_window=8,
+        layer_types=["full_attention", "full_attention"], tie_word_embeddings=True)
+
     # DbrxAttention reads attn_config.rope_theta, which DbrxAttentionConfig (5.24) does not declare, and its
     # forward clamps with clip_qkv, which must not be None: pass both, as the released DBRX config.json does.
     yield "dbrx_float32", "DbrxConfig", "KV bytes from dtype", dict(
@@ -168,6 +173,8 @@ def cases():
         l4, interleave_moe_layer_step=2)
     yield "llama4_text_tied", "Llama4TextConfig", "MoE everywhere, tied", dict(
         l4, interleave_moe_layer_step=1, tie_word_embeddings=True)
+    yield "llama4_text_listed", "Llama4TextConfig", "explicit moe_layers [0, 3] and no_rope_layers", dict(
+        l4, interleave_moe_layer_step=1, moe_layers=[0, 3], no_rope_layers=[0, 1, 1, 0])
     vision = dict(hidden_size=16, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2, image_size=28,
                   patch_size=14, vision_output_dim=16, projector_input_dim=16, projector_output_dim=32)
     yield "llama4_wrapper_top_tied", "Llama4Config", "top-level tie ignored: text_config's decides (untied)", dict(
