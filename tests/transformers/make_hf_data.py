@@ -130,9 +130,10 @@ def cases():
     yield "qwen3_moe_step2_tied", "Qwen3MoeConfig", "every 2nd layer MoE", dict(
         q3m, decoder_sparse_step=2, tie_word_embeddings=True)
 
-    yield "olmoe", "OlmoeConfig", "q/k norms over all heads", dict(
-        TINY, hidden_size=32, intermediate_size=18, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, num_experts=6, num_experts_per_tok=2)
+    om = dict(TINY, hidden_size=32, intermediate_size=18, num_hidden_layers=2, num_attention_heads=4,
+              num_key_value_heads=2, num_experts=6, num_experts_per_tok=2)
+    yield "olmoe", "OlmoeConfig", "q/k norms over all heads", om
+    yield "olmoe_bias_tied", "OlmoeConfig", "attention_bias, tied", dict(om, attention_bias=True, tie_word_embeddings=True)
 
     ds = dict(TINY, hidden_size=40, intermediate_size=52, moe_intermediate_size=12, num_hidden_layers=3,
               num_attention_heads=4, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6,
