@@ -16,7 +16,7 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)" --target smelt-match
 bin=./build/release/cli/smelt-match
 echo
-echo "== derive: the looped config matched to examples/smelt-baseline-54b.json (written to build/release/smelt-looped-54b.json)"
+echo "== derive: the looped config matched to examples/smelt-baseline-54b.json"
 $bin derive examples/smelt-baseline-54b.json --out build/release/smelt-looped-54b.json
 echo
 echo "== count: the Baseline and the derived looped config side by side"
@@ -27,7 +27,9 @@ $bin count examples/hf/mixtral-8x7b.json
 echo
 cmake --install build/release --prefix "$prefix" >/dev/null
 case ":$PATH:" in
-  *":$prefix/bin:"*) echo "smelt-match is installed as $prefix/bin/smelt-match (on your PATH: run smelt-match --help)" ;;
-  *) echo "smelt-match is installed as $prefix/bin/smelt-match; $prefix/bin is not on your PATH: add it with" \
-          "export PATH=\"$prefix/bin:\$PATH\"" ;;
+  *":$prefix/bin:"*) echo "smelt-match is installed as $prefix/bin/smelt-match (on your PATH: try smelt-match --help)" ;;
+  *)
+    echo "$prefix/bin is not on your PATH; add it with: export PATH=\"$prefix/bin:\$PATH\""
+    echo "smelt-match is installed as $prefix/bin/smelt-match"
+    ;;
 esac
