@@ -44,3 +44,6 @@ smelt_cli_test(convert.out.says EXIT 0 ARGS convert ${SMELT_EX}/hf/mixtral-8x7b.
 # backend never has them): "-" in the column, the reason below the table.
 smelt_cli_test(bench.table.no_counters EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cpu --repetitions 2
                STDOUT "\n  FLOPs            analytic              accounted  counters\n  all products  3.144 MFLOP  3.144 MFLOP \\(\\+0.000%\\)         -\n  weight GEMMs  3.088 MFLOP  3.088 MFLOP \\(\\+0.000%\\)         -\n  counters: unavailable: the CPU backend has no hardware counter reading\n  output vs reference: ")
+
+# The CUDA stand-in headers (tests/cuda_stand_in/) in the unit tests, on every machine.
+target_sources(smelt_tests PRIVATE cuda_stand_in_test.cpp)
