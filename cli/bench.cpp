@@ -1,7 +1,10 @@
 // smelt-match bench CONFIG [--vs OTHER]: run the config's blocks on the CPU
 // reference or CUDA, and set time and executed FLOPs beside the analytic count.
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,12 +35,31 @@ struct BenchArgs {
   const CLI::Option* context_option = nullptr;
 };
 
-std::string count_line(const char* label, const FlopCounts& f) {
-  std::string line = fmt::format("{:<24}{:>16}{:>16} ({:+.3f}%)", label, human(f.analytic, Unit::flops),
-                                 human(f.accounted, Unit::flops), diff_pct(f.accounted, f.analytic));
-  line += f.counter ? fmt::format("{:>16} ({:+.3f}%)", human(*f.counter, Unit::flops), diff_pct(*f.counter, f.analytic))
-                    : fmt::format("   counters: {}", f.counter_note);
-  return line + "\n";
+// One row of the FLOP table: a count with its difference to the analytic one.
+std::string with_pct(double flops, double analytic) {
+  return fmt::format("{} ({:+.3f}%)", human(flops, Unit::flops), diff_pct(flops, analytic));
+}
+
+// The FLOP table in aligned columns whether or not counters were read: a
+// missing counter is "-" in its column, and why it is missing goes below.
+std::string flop_table(const BenchResult& r) {
+  std::vector<std::vector<std::string>> rows{{"FLOPs", "analytic", "accounted", "counters"}};
+  std::vector<std::string> notes;
+  for (const auto& [label, f] : {std::pair{"all products", &r.flops}, std::pair{"weight GEMMs", &r.gemm_flops}}) {
+    rows.push_back({label, human(f->analytic, Unit::flops), with_pct(f->accounted, f->analytic),
+                    f->counter ? with_pct(*f->counter, f->analytic) : "-"});
+    if (!f->counter_note.empty() && std::find(notes.begin(), notes.end(), f->counter_note) == notes.end())
+      notes.push_back(f->counter_note);
+  }
+  std::string out;
+  const std::string cells = render_cells(rows, 1);
+  for (std::size_t start = 0; start < cells.size();) {
+    const std::size_t end = cells.find('\n', start) + 1;
+    out += "  " + cells.substr(start, end - start);
+    start = end;
+  }
+  for (const auto& note : notes) out += "  counters: " + note + "\n";
+  return out;
 }
 
 std::string human_result(const BenchResult& r) {
@@ -53,9 +75,7 @@ std::string human_result(const BenchResult& r) {
     out += fmt::format("  expert GEMMs {}/s;", human(r.expert_gemm_tflops * 1e12, Unit::flops));
   out +=
       fmt::format("  expert GEMM path: {}; load imbalance (max/mean) {:.3f}\n", r.expert_gemm_path, r.load_imbalance);
-  out += fmt::format("  {:<22}{:>16}{:>16}{:>16}\n", "FLOPs", "analytic", "accounted", "counters");
-  out += "  " + count_line("all products", r.flops);
-  out += "  " + count_line("weight GEMMs", r.gemm_flops);
+  out += flop_table(r);
   out += fmt::format("  output vs reference: max relative error {:.3g} (tolerance {:.3g}): {}\n", r.max_rel_error,
                      r.tolerance, r.correct ? "correct" : "WRONG");
   return out;

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/io.hpp"
@@ -22,8 +24,10 @@ int run_convert(const ConvertArgs& args) {
   const std::string text = to_json(config);
   if (args.out.empty())
     std::cout << text;
-  else
+  else {
     write_text_file(args.out, text);
+    std::cerr << fmt::format("smelt-match: wrote '{}' as native JSON to {}\n", config.name, args.out);
+  }
   return kOk;
 }
 

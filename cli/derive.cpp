@@ -88,6 +88,12 @@ int run_derive(const DeriveArgs& args) {
   const std::string text = args.json ? match_report_json(result) : human_report(result);
   if (!args.out.empty()) write_text_file(args.out, to_json(result.candidates.front().config));
   std::cout << text;
+  if (!args.out.empty()) {
+    // On standard error, after the report: --json keeps standard output pure JSON.
+    std::cout.flush();
+    std::cerr << fmt::format("smelt-match: wrote the derived config '{}' to {}\n",
+                             result.candidates.front().config.name, args.out);
+  }
   if (!result.within_tolerance) {
     std::cerr << fmt::format("smelt-match: no candidate within {}% (best {:.3f}%)\n", result.options.tolerance_pct,
                              result.candidates.front().max_abs_mismatch_pct);

@@ -123,6 +123,10 @@ int run_fit(const FitArgs& args) {
   const std::string json = laws_to_json(laws);
   if (!args.out.empty()) write_text_file(args.out, json);
   std::cout << (args.json ? json : table(laws, form, args.delta));
+  if (!args.out.empty()) {
+    std::cout.flush();  // after the table, on standard error: --json keeps standard output pure JSON
+    std::cerr << fmt::format("smelt-match: wrote {} law{} to {}\n", laws.size(), laws.size() == 1 ? "" : "s", args.out);
+  }
   return kOk;
 }
 

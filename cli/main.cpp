@@ -2,6 +2,8 @@
 // exit codes here and nowhere else.
 #include <iostream>
 #include <map>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -9,6 +11,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
+#include "suggest.hpp"
 
 #ifdef SMELT_HAS_CUDA
 #include "cuda_backend.hpp"
@@ -37,7 +40,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "smelt-match: error: " << e.what() << "\n(run 'smelt-match --help' for usage)\n";
+    // A misspelt word first: CLI11 would report what it then misses instead.
+    const std::optional<std::string> unknown = unknown_word_message(app);
+    const auto parsed = app.get_subcommands();
+    const std::string command = parsed.empty() ? "smelt-match" : "smelt-match " + parsed.front()->get_name();
+    std::cerr << "smelt-match: error: " << (unknown ? *unknown : std::string(e.what())) << "\n(run '" << command
+              << " --help' for usage)\n";
     return kBadInput;
   }
 

@@ -2,7 +2,10 @@
 # Fails when a tracked C++ or CUDA file differs from .clang-format's layout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' 2>/dev/null || find . -name '*.[ch]pp' -not -path './build/*')
+# Without git (a source tarball), the same four kinds of file, outside build trees.
+files=$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' 2>/dev/null ||
+  find . \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -not -path './build/*' \
+    -not -path './.git/*' | sort)
 [ -z "$files" ] && exit 0
 # shellcheck disable=SC2086
 clang-format --dry-run --Werror $files

@@ -5,7 +5,11 @@
 # wherever nvcc exists (no GPU needed; GPU tests skip themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-eval "$(bash scripts/setup.sh | grep '^export ' || true)"
+env_lines=$(bash scripts/setup.sh) || {
+  echo "test: set-up failed (scripts/setup.sh, messages above)" >&2
+  exit 1
+}
+eval "$env_lines"
 jobs=$(nproc)
 
 echo "== format"

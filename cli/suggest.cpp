@@ -1,0 +1,52 @@
+#include "suggest.hpp"
+
+#include <fmt/format.h>
+
+#include "json_reader.hpp"  // detail::nearest: the edit distance the config reader suggests keys with
+
+namespace smelt::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+std::optional<std::string> unknown_subcommand(const CLI::App& app) {
+  for (const std::string& word : app.remaining()) {
+    if (word.empty() || word.front() == '-') continue;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
+    const std::string hint = detail::nearest(word, names);
+    return hint.empty() ? fmt::format("unknown subcommand '{}': the subcommands are {}", word, join(names))
+                        : fmt::format("unknown subcommand '{}' (did you mean '{}'?)", word, hint);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> unknown_option(const CLI::App& sub) {
+  for (const std::string& word : sub.remaining()) {
+    if (word.size() < 2 || word.front() != '-' || word == "--") continue;
+    const std::string name = word.substr(0, word.find('='));  // --jsn=1 names --jsn
+    // Long options only: every one-letter option is one edit from every other.
+    std::vector<std::string> known;
+    for (const CLI::Option* option : sub.get_options())
+      for (const std::string& l : option->get_lnames()) known.push_back("--" + l);
+    const std::string hint = name.starts_with("--") ? detail::nearest(name, known) : "";
+    return hint.empty() ? fmt::format("{}: unknown option '{}'", sub.get_name(), name)
+                        : fmt::format("{}: unknown option '{}' (did you mean '{}'?)", sub.get_name(), name, hint);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> unknown_word_message(const CLI::App& app) {
+  const auto& parsed = app.get_subcommands();
+  if (parsed.empty()) return unknown_subcommand(app);
+  return unknown_option(*parsed.front());
+}
+
+}  // namespace smelt::cli
