@@ -9,9 +9,11 @@
 #include <mutex>
 #include <new>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "scaling_objective.hpp"
 #include "smelt/error.hpp"
@@ -45,7 +47,8 @@ using detail::LogRuns;
 constexpr double kEpsilon = 1e-10, kEpsilonRel = 1e-10, kDelta = 1e-12;
 constexpr int kPast = 3;
 constexpr double kSameMinimum = 1e-9;
-constexpr std::size_t kBootstrapStarts = 8;  // best grid starts reused per resample
+constexpr std::size_t kBootstrapStarts = 8;    // best grid starts reused per resample
+constexpr std::size_t kBootstrapBlock = 1024;  // resamples drawn at a time
 
 enum class Outcome { gradient, decrease, iterations, line_search, not_finite };
 
@@ -142,7 +145,12 @@ void parallel_for(std::size_t count, std::size_t threads, const Body& body) {
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
+  try {
+    for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // The system would not start another thread (a process or memory limit):
+    // the threads that did start, and this one, share the work instead.
+  }
   work();
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
@@ -211,12 +219,30 @@ std::size_t draw(std::mt19937_64& rng, std::size_t n) {
   return static_cast<std::size_t>(r % range);
 }
 
+// A law file holds numbers: a parameter that overflowed to infinity (or is NaN)
+// would be written as null, which no reader takes back.
+void check_finite(LawForm form, const std::vector<double>& params, std::size_t runs, const std::string& which) {
+  const std::vector<std::string> names = parameter_names(form);
+  std::vector<std::string> bad;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (!std::isfinite(params[i])) bad.push_back(fmt::format("{} = {}", names[i], params[i]));
+  if (!bad.empty())
+    throw infeasible_error(
+        fmt::format("{} runs: {} of the {} law has {}: parameters must be finite numbers (the "
+                    "runs pull the law to infinity; no {} law describes them)",
+                    runs, which, to_string(form), fmt::join(bad, ", "), to_string(form)));
+}
+
 void validate(const std::vector<Run>& runs, LawForm form, const FitOptions& o) {
   std::vector<std::string> violations;
   if (!(o.huber_delta > 0) || !std::isfinite(o.huber_delta))
     violations.push_back(fmt::format("huber_delta = {}: must be positive", o.huber_delta));
-  if (o.bootstrap < 0) violations.push_back(fmt::format("bootstrap = {}: must be 0 or more", o.bootstrap));
-  if (o.threads < 0) violations.push_back(fmt::format("threads = {}: must be 0 (all cores) or more", o.threads));
+  if (o.bootstrap < 0 || o.bootstrap > kMaxBootstrap)
+    violations.push_back(
+        fmt::format("FitOptions::bootstrap = {}: must be between 0 and {}", o.bootstrap, kMaxBootstrap));
+  if (o.threads < 0 || o.threads > kMaxFitThreads)
+    violations.push_back(
+        fmt::format("FitOptions::threads = {}: must be between 0 (all cores) and {}", o.threads, kMaxFitThreads));
   if (o.max_iterations < 1)
     violations.push_back(fmt::format("max_iterations = {}: must be at least 1", o.max_iterations));
   const std::size_t needed = detail::parameter_count(form) + 1;
@@ -248,6 +274,7 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   Law law;
   law.form = form;
   law.params = detail::to_params(form, fit.x);
+  check_finite(form, law.params, runs.size(), "the best fit");
   law.objective = fit.objective;
   law.rmse_log_loss = detail::rmse_log_loss(form, data, fit.x.data());
   law.runs = static_cast<std::int64_t>(runs.size());
@@ -267,19 +294,29 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   std::vector<std::vector<double>> restarts{fit.x};
   for (std::size_t k = 0; k < std::min(kBootstrapStarts, order.size()); ++k) restarts.push_back(starts[order[k]]);
 
+  // The draws go in blocks of resamples, in order, so that the indices held at
+  // once stay bounded (block x runs) while the result is the same as drawing
+  // every resample first.
   const auto count = static_cast<std::size_t>(options.bootstrap);
+  const std::size_t block = std::max<std::size_t>(kBootstrapBlock, 4 * threads);
   std::mt19937_64 rng(options.seed);
-  std::vector<std::vector<std::size_t>> samples(count, std::vector<std::size_t>(runs.size()));
-  for (auto& sample : samples)
-    for (auto& i : sample) i = draw(rng, runs.size());
+  std::vector<std::vector<std::size_t>> samples;
   law.bootstrap.resize(count);
-  parallel_for(count, threads, [&](std::size_t k) {
-    const LogRuns resample = detail::subset(data, samples[k]);
-    std::vector<StartResult> refits;
-    for (const auto& start : restarts) refits.push_back(minimise(form, resample, delta, start, options.max_iterations));
-    const StartResult& refit = refits[best_of(refits)];  // finite: the first start is the full fit's optimum
-    law.bootstrap[k] = refit.x.empty() ? law.params : detail::to_params(form, refit.x);
-  });
+  for (std::size_t first = 0; first < count; first += block) {
+    samples.assign(std::min(block, count - first), std::vector<std::size_t>(runs.size()));
+    for (auto& sample : samples)
+      for (auto& i : sample) i = draw(rng, runs.size());
+    parallel_for(samples.size(), threads, [&](std::size_t k) {
+      const LogRuns resample = detail::subset(data, samples[k]);
+      std::vector<StartResult> refits;
+      for (const auto& start : restarts)
+        refits.push_back(minimise(form, resample, delta, start, options.max_iterations));
+      const StartResult& refit = refits[best_of(refits)];  // finite: the first start is the full fit's optimum
+      law.bootstrap[first + k] = refit.x.empty() ? law.params : detail::to_params(form, refit.x);
+    });
+  }
+  for (std::size_t k = 0; k < count; ++k)
+    check_finite(form, law.bootstrap[k], runs.size(), fmt::format("bootstrap resample {} of {}", k + 1, count));
   for (std::size_t p = 0; p < law.params.size(); ++p) {
     std::vector<double> values;
     for (const auto& sample : law.bootstrap) values.push_back(sample[p]);
