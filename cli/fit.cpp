@@ -13,6 +13,7 @@
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
+#include "table.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -30,12 +31,8 @@ struct FitArgs {
   std::string out;
 };
 
-// A label quoted in a message, cut: a runs file's label can be megabytes long.
-std::string shown(const std::string& label) {
-  constexpr std::size_t kShown = 64;
-  if (label.size() <= kShown) return fmt::format("'{}'", label);
-  return fmt::format("'{}...' ({} bytes)", label.substr(0, kShown), label.size());
-}
+// A label quoted in a message or the table, cut: a runs file's label can be megabytes long.
+std::string shown(const std::string& label) { return fmt::format("'{}'", shown_name(label)); }
 
 std::string formula(LawForm form) {
   return form == LawForm::chinchilla ? "L(N, D) = E + A / N^alpha + B / D^beta"
@@ -50,7 +47,7 @@ std::string table(const std::vector<Law>& laws, LawForm form, double delta) {
   for (const char* h : {"objective", "rmse", "runs", "starts", "converged"}) header.emplace_back(h);
   std::vector<std::vector<std::string>> cells{header};
   for (const Law& law : laws) {
-    std::vector<std::string> line{law.label.empty() ? "(all)" : law.label};
+    std::vector<std::string> line{law.label.empty() ? "(all)" : shown_name(law.label)};
     const bool ci = law.ci_low.size() == names.size() && law.ci_high.size() == names.size();
     for (std::size_t i = 0; i < names.size(); ++i)
       line.push_back(ci ? fmt::format("{:.5g} [{:.4g}, {:.4g}]", law.params[i], law.ci_low[i], law.ci_high[i])
@@ -128,7 +125,7 @@ int run_fit(const FitArgs& args) {
     const std::string& label = labels[g];
     try {
       Law law = fit_law(groups[g], form, options);
-      law.label = label;
+      law.label = std::move(labels[g]);  // not needed after: the label is held once
       laws.push_back(std::move(law));
     } catch (const config_error& e) {
       if (label.empty()) throw;

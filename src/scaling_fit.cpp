@@ -130,14 +130,23 @@ std::string describe(const StartResult& r, std::int64_t max_iterations) {
 }
 
 // Runs body(i) for i in [0, count) on `threads` threads; rethrows the first failure.
+// Every thread is started before any works. When the system refuses to start
+// one (a process or address-space limit), the limit is near and the work
+// itself still needs memory (each thread's stack and malloc arena): all but
+// one thread per core (at most half of those started) leave without working
+// and are joined at once, and the rest share the work. More threads than
+// cores would not have been faster; the result is the same either way.
 template <typename Body>
 void parallel_for(std::size_t count, std::size_t threads, const Body& body) {
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> workers{std::numeric_limits<std::size_t>::max()};  // ids below this work
+  std::atomic<bool> go{false};
   std::exception_ptr failure;
   std::mutex mutex;
-  auto work = [&] {
+  auto work = [&](std::size_t id) {
+    go.wait(false);
     try {
-      for (std::size_t i; (i = next.fetch_add(1)) < count;) body(i);
+      for (std::size_t i; id < workers.load() && (i = next.fetch_add(1)) < count;) body(i);
     } catch (...) {
       const std::lock_guard lock(mutex);
       if (!failure) failure = std::current_exception();
@@ -145,13 +154,20 @@ void parallel_for(std::size_t count, std::size_t threads, const Body& body) {
     }
   };
   std::vector<std::thread> pool;
+  std::size_t keep = std::numeric_limits<std::size_t>::max();
   try {
-    for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
-  } catch (const std::system_error&) {
-    // The system would not start another thread (a process or memory limit):
-    // the threads that did start, and this one, share the work instead.
+    for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work, t);
+  } catch (const std::exception&) {  // std::system_error, or bad_alloc for the thread's own state
+    keep = std::min<std::size_t>(pool.size() / 2, std::max(1u, std::thread::hardware_concurrency()) - 1);
+    workers = keep + 1;  // ids 0 (this thread) to keep
   }
-  work();
+  go = true;
+  go.notify_all();
+  if (keep < pool.size()) {
+    for (std::size_t t = keep; t < pool.size(); ++t) pool[t].join();
+    pool.resize(keep);
+  }
+  work(0);
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
 }

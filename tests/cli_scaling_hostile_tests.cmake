@@ -57,3 +57,14 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long-label-law.json
 smelt_cli_test(frontier.hostile.long_label EXIT 2 STDOUT_EMPTY
                ARGS frontier --law ${CMAKE_CURRENT_BINARY_DIR}/long-label-law.json --budget 1e22
                STDERR "law 'x+\\.\\.\\.' \\(100000 bytes\\): A = -1: must be positive for a compute-optimal frontier\n$")
+# The table cuts it too; --json keeps it whole.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long-label-good-law.json
+     "{\"schema_version\": 1, \"laws\": [{\"form\": \"chinchilla\", \"label\": \"${long_label}\", \"params\": {\"E\": 1.8, \"A\": 450, \"B\": 2000, \"alpha\": 0.35, \"beta\": 0.37}}]}\n")
+smelt_cli_test(frontier.hostile.long_label.table EXIT 0
+               ARGS frontier --law ${CMAKE_CURRENT_BINARY_DIR}/long-label-good-law.json --budget 1e22
+               STDOUT "^reference: x+\\.\\.\\. \\(100000 bytes\\) \\(")
+# fit names a group by its label, cut: 2 runs labelled with 100 kB are too few for a law.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long-label-runs.csv "N,D,loss,arch\n1e8,1e10,2.5,${long_label}\n1e9,1e11,2.2,${long_label}\n")
+smelt_cli_test(fit.hostile.long_label EXIT 2 STDOUT_EMPTY
+               ARGS fit --group-by arch ${CMAKE_CURRENT_BINARY_DIR}/long-label-runs.csv
+               STDERR "arch 'x+\\.\\.\\. \\(100000 bytes\\)': 2 runs: a chinchilla law needs at least 6\n$")

@@ -51,8 +51,8 @@ struct FitOptions {
   double huber_delta = 1e-3;
   std::int64_t bootstrap = 0;  // resamples of the runs; 0: none; at most kMaxBootstrap
   std::uint64_t seed = 20261130;
-  // 0: hardware concurrency; at most kMaxFitThreads. Threads the system
-  // refuses to start are done without: the work runs on those that started.
+  // 0: hardware concurrency; at most kMaxFitThreads. When the system refuses
+  // to start one, the work runs on one thread per core of those started.
   std::int64_t threads = 0;
   std::int64_t max_iterations = 1000;
 };
