@@ -154,4 +154,15 @@ TEST_CASE("flop-counter equals FlopCounterMode on Hugging Face forwards to the i
   const smelt::FlopCounterFlops f = smelt::flop_counter_flops(mixtral, 16);
   REQUIRE(f.forward_per_sequence() == 1'608'704.0);
   REQUIRE(f.forward_per_sequence() - 16 * f.per_token.experts == 871'424.0);
+
+  // DeepSeek-V3 (MLA), H = 40, 4 heads, q latent 20, kv latent 12, nope 8, rope 4, v 6, 3 layers (the
+  // first dense, FFN 56), 6 experts of 24, top-2, one shared expert, V = 80, T = 16, per token:
+  // projections 3 * 2 * (40 * 20 + 20 * 4 * 12 + 40 * 16 + 12 * 4 * 14 + 4 * 6 * 40) = 24,192;
+  // attention 3 * 2 * 16 * (4 * 12 + 4 * 6) = 6,912; router 2 * 2 * 40 * 6 = 960; experts
+  // 2 * 2 * 2 * 3 * 40 * 24 = 23,040; shared 2 * 2 * 3 * 40 * 24 = 11,520; dense 2 * 3 * 40 * 56 = 13,440;
+  // head 2 * 40 * 80 = 6,400: 86,464; x 16 = 1,383,424 (grouped_mm: 1,014,784, the routed experts uncounted).
+  const ModelConfig deepseek = smelt::read_config(flop_counter_data("deepseek-v3-tiny.config.json"));
+  const smelt::FlopCounterFlops g = smelt::flop_counter_flops(deepseek, 16);
+  REQUIRE(g.forward_per_sequence() == 1'383'424.0);
+  REQUIRE(g.forward_per_sequence() - 16 * g.per_token.experts == 1'014'784.0);
 }

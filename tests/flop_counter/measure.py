@@ -17,7 +17,14 @@ import sys
 import torch
 import transformers
 from torch.utils.flop_counter import FlopCounterMode
-from transformers import LlamaConfig, LlamaForCausalLM, MixtralConfig, MixtralForCausalLM
+from transformers import (
+    DeepseekV3Config,
+    DeepseekV3ForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    MixtralConfig,
+    MixtralForCausalLM,
+)
 
 SEQ = 16
 
@@ -33,6 +40,14 @@ def models():
         vocab_size=90, hidden_size=48, intermediate_size=40, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_local_experts=4,
         num_experts_per_tok=2, max_position_embeddings=64, tie_word_embeddings=True)
+    # MLA with a query latent, one dense layer first, a shared expert, 6 experts top-2.
+    yield "deepseek-v3-tiny", DeepseekV3ForCausalLM, DeepseekV3Config(
+        vocab_size=80, hidden_size=40, intermediate_size=56, moe_intermediate_size=24,
+        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4,
+        num_key_value_heads=4, q_lora_rank=20, kv_lora_rank=12, qk_nope_head_dim=8,
+        qk_rope_head_dim=4, v_head_dim=6, n_routed_experts=6, num_experts_per_tok=2,
+        n_shared_experts=1, n_group=1, topk_group=1, max_position_embeddings=64,
+        tie_word_embeddings=False)
 
 
 def measure(cls, config, attn, experts):
@@ -53,7 +68,7 @@ def main(out):
     for name, cls, config in models():
         # transformers 5.x runs experts with "grouped_mm" by default; FlopCounterMode
         # has no formula for it, so both other implementations are measured too.
-        moe = hasattr(config, "num_local_experts")
+        moe = hasattr(config, "num_local_experts") or hasattr(config, "n_routed_experts")
         flops = {}
         for attn in ("eager", "sdpa"):
             for experts in ("eager", "batched_mm", "grouped_mm") if moe else (None,):
