@@ -47,8 +47,9 @@ using detail::LogRuns;
 constexpr double kEpsilon = 1e-10, kEpsilonRel = 1e-10, kDelta = 1e-12;
 constexpr int kPast = 3;
 constexpr double kSameMinimum = 1e-9;
-constexpr std::size_t kBootstrapStarts = 8;    // best grid starts reused per resample
-constexpr std::size_t kBootstrapBlock = 1024;  // resamples drawn at a time
+constexpr std::size_t kBootstrapStarts = 8;                      // best grid starts reused per resample
+constexpr std::size_t kBootstrapBlock = 1024;                    // resamples drawn at a time, at most
+constexpr std::size_t kBootstrapIndices = std::size_t{1} << 24;  // and at most this many run indices (128 MiB)
 
 enum class Outcome { gradient, decrease, iterations, line_search, not_finite };
 
@@ -314,7 +315,7 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   // once stay bounded (block x runs) while the result is the same as drawing
   // every resample first.
   const auto count = static_cast<std::size_t>(options.bootstrap);
-  const std::size_t block = std::max<std::size_t>(kBootstrapBlock, 4 * threads);
+  const std::size_t block = std::clamp<std::size_t>(kBootstrapIndices / runs.size(), 1, kBootstrapBlock);
   std::mt19937_64 rng(options.seed);
   std::vector<std::vector<std::size_t>> samples;
   law.bootstrap.resize(count);
