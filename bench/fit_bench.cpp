@@ -60,6 +60,31 @@ void BM_ChinchillaFitEpoch(benchmark::State& state) {
 }
 BENCHMARK(BM_ChinchillaFitEpoch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A Chinchilla law with n bootstrap samples, each the point estimate nudged a
+// little, so that every sample has a frontier.
+smelt::Law law_with_samples(std::size_t n, double scale) {
+  smelt::Law law;
+  law.params = {1.82, 482.0 * scale, 2085.0, 0.3478, 0.3658};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> sample = law.params;
+    sample[1] *= 1.0 + 1e-4 * static_cast<double>(i % 97);
+    law.bootstrap.push_back(sample);
+  }
+  return law;
+}
+
+// The gain's bootstrap interval over n paired samples (frontier with laws
+// fitted with --bootstrap n): linear in n.
+void BM_GainInterval(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const smelt::Law target = law_with_samples(n, 0.9), reference = law_with_samples(n, 1.0);
+  for (auto _ : state) {
+    const auto interval = smelt::compute_gain_interval(target, reference, 1e21);
+    benchmark::DoNotOptimize(interval);
+  }
+}
+BENCHMARK(BM_GainInterval)->Arg(1000)->Arg(4000)->Arg(16000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -49,6 +49,29 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
     rows.push_back({"megatron logits", column([&](auto& m) { return mf(m).logits / 3; }), Unit::flops});
     rows.push_back({"megatron forward FLOPs/token", column([&](auto& m) { return mf(m).forward(); }), Unit::flops});
     rows.push_back({"megatron training FLOPs/token", column([&](auto& m) { return mf(m).training(); }), Unit::flops});
+  } else if (convention == Convention::torchtitan) {
+    const auto tf = [](const CountedModel& m) { return torchtitan_flops(m.config, m.cost.context_length); };
+    rows.push_back({"torchtitan params", column([&](auto& m) { return tf(m).params; })});
+    rows.push_back({"torchtitan 6 x params", column([&](auto& m) { return tf(m).parameters; }), Unit::flops});
+    rows.push_back({"torchtitan attention", column([&](auto& m) { return tf(m).attention; }), Unit::flops});
+    rows.push_back({"torchtitan forward FLOPs/token", column([&](auto& m) { return tf(m).forward(); }), Unit::flops});
+    rows.push_back({"torchtitan training FLOPs/token", column([&](auto& m) { return tf(m).training(); }), Unit::flops});
+  } else if (convention == Convention::flop_counter) {
+    const auto fc = [](const CountedModel& m) { return flop_counter_flops(m.config, m.cost.context_length); };
+    const auto term = [&](const char* label, auto get) {
+      rows.push_back({label, column([&](const CountedModel& m) { return get(fc(m).per_token); }), Unit::flops});
+    };
+    term("flop-counter projections", [](const FlopTerms& t) { return t.attention_qkv + t.attention_out; });
+    term("flop-counter attention T x T", [](const FlopTerms& t) { return t.attention_scores + t.attention_values; });
+    term("flop-counter router", [](const FlopTerms& t) { return t.router; });
+    term("flop-counter experts (top-k)", [](const FlopTerms& t) { return t.experts; });
+    term("flop-counter shared experts", [](const FlopTerms& t) { return t.shared_experts; });
+    term("flop-counter dense FFN", [](const FlopTerms& t) { return t.dense_ffn; });
+    term("flop-counter LM head", [](const FlopTerms& t) { return t.lm_head; });
+    rows.push_back(
+        {"flop-counter forward FLOPs/token", column([&](auto& m) { return fc(m).forward_per_token(); }), Unit::flops});
+    rows.push_back({"flop-counter forward FLOPs/sequence",
+                    column([&](auto& m) { return fc(m).forward_per_sequence(); }), Unit::flops});
   } else {
     const auto terms = [&](const char* label, auto get) {
       rows.push_back({label, column([&](const CountedModel& m) { return get(m.cost.flops.terms); }), Unit::flops});
@@ -136,7 +159,8 @@ Run add_count(CLI::App& app) {
   sub->add_option("--context", args->context,
                   "Context length in tokens for attention FLOPs and KV cache "
                   "(default: each config's context_length)");
-  sub->add_option("--convention", args->convention, "FLOP convention: smelt (default) or megatron");
+  sub->add_option("--convention", args->convention,
+                  "FLOP convention: smelt (default), megatron, torchtitan or flop-counter");
   sub->add_flag("--elementwise", args->elementwise,
                 "Also count norms, activations, softmax and residual adds (approximate)");
   sub->add_flag("--layers", args->layers, "Also print one line per layer (table output)");

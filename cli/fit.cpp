@@ -6,12 +6,14 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
+#include "table.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -29,6 +31,9 @@ struct FitArgs {
   std::string out;
 };
 
+// A label quoted in a message or the table, cut: a runs file's label can be megabytes long.
+std::string shown(const std::string& label) { return fmt::format("'{}'", shown_name(label)); }
+
 std::string formula(LawForm form) {
   return form == LawForm::chinchilla ? "L(N, D) = E + A / N^alpha + B / D^beta"
                                      : "L(F, S, D) = E + A (1 - S)^b / F^a + K / D^c";
@@ -42,7 +47,7 @@ std::string table(const std::vector<Law>& laws, LawForm form, double delta) {
   for (const char* h : {"objective", "rmse", "runs", "starts", "converged"}) header.emplace_back(h);
   std::vector<std::vector<std::string>> cells{header};
   for (const Law& law : laws) {
-    std::vector<std::string> line{law.label.empty() ? "(all)" : law.label};
+    std::vector<std::string> line{law.label.empty() ? "(all)" : shown_name(law.label)};
     const bool ci = law.ci_low.size() == names.size() && law.ci_high.size() == names.size();
     for (std::size_t i = 0; i < names.size(); ++i)
       line.push_back(ci ? fmt::format("{:.5g} [{:.4g}, {:.4g}]", law.params[i], law.ci_low[i], law.ci_high[i])
@@ -80,11 +85,13 @@ int run_fit(const FitArgs& args) {
   } catch (const config_error& e) {
     errors.insert(errors.end(), e.violations().begin(), e.violations().end());
   }
-  if (args.bootstrap < 0) errors.push_back(fmt::format("--bootstrap = {}: must be at least 0", args.bootstrap));
+  if (args.bootstrap < 0 || args.bootstrap > kMaxBootstrap)
+    errors.push_back(fmt::format("--bootstrap = {}: must be between 0 and {}", args.bootstrap, kMaxBootstrap));
   if (!(args.delta > 0 && std::isfinite(args.delta)))
     errors.push_back(fmt::format("--delta = {:g}: must be a positive number", args.delta));
-  if (args.threads < 0)
-    errors.push_back(fmt::format("--threads = {}: must be at least 0 (0: every core)", args.threads));
+  if (args.threads < 0 || args.threads > kMaxFitThreads)
+    errors.push_back(
+        fmt::format("--threads = {}: must be between 0 (every core) and {}", args.threads, kMaxFitThreads));
   if (!errors.empty()) throw config_error(std::move(errors));
 
   std::vector<std::pair<std::string, std::string>> renames;
@@ -94,31 +101,42 @@ int run_fit(const FitArgs& args) {
       throw smelt::config_error(fmt::format("--rename = \"{}\": must be OLD=NEW, e.g. \"Model Size=N\"", r));
     renames.emplace_back(r.substr(0, eq), r.substr(eq + 1));
   }
-  const std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by, renames);
-  // Groups in order of first appearance.
+  std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by, renames);
+  // Groups in order of first appearance; each label is held once, by its group.
   std::vector<std::string> labels;
-  for (const smelt::Run& r : runs)
-    if (std::find(labels.begin(), labels.end(), r.label) == labels.end()) labels.push_back(r.label);
+  std::vector<std::vector<smelt::Run>> groups;
+  for (smelt::Run& r : runs) {
+    const auto g = static_cast<std::size_t>(std::find(labels.begin(), labels.end(), r.label) - labels.begin());
+    if (g == labels.size()) {
+      labels.push_back(std::move(r.label));
+      groups.emplace_back();
+    }
+    r.label.clear();
+    groups[g].push_back(std::move(r));
+  }
   FitOptions options;
   options.huber_delta = args.delta;
   options.bootstrap = args.bootstrap;
   options.seed = args.seed;
   options.threads = args.threads;
   std::vector<Law> laws;
-  for (const std::string& label : labels) {
-    std::vector<smelt::Run> group;
-    for (const smelt::Run& r : runs)
-      if (r.label == label) group.push_back(r);
+  std::vector<std::string> infeasible;
+  for (std::size_t g = 0; g < labels.size(); ++g) {
+    const std::string& label = labels[g];
     try {
-      Law law = fit_law(group, form, options);
-      law.label = label;
+      Law law = fit_law(groups[g], form, options);
+      law.label = std::move(labels[g]);  // not needed after: the label is held once
       laws.push_back(std::move(law));
     } catch (const config_error& e) {
       if (label.empty()) throw;
-      for (const auto& v : e.violations()) errors.push_back(fmt::format("{} '{}': {}", args.group_by, label, v));
+      for (const auto& v : e.violations()) errors.push_back(fmt::format("{} {}: {}", args.group_by, shown(label), v));
+    } catch (const infeasible_error& e) {
+      if (label.empty()) throw;
+      infeasible.push_back(fmt::format("{} {}: {}", args.group_by, shown(label), e.what()));
     }
   }
   if (!errors.empty()) throw config_error(std::move(errors));
+  if (!infeasible.empty()) throw infeasible_error(fmt::format("{}", fmt::join(infeasible, "\n")));
 
   const std::string json = laws_to_json(laws);
   if (!args.out.empty()) write_text_file(args.out, json);
@@ -143,10 +161,10 @@ Run add_fit(CLI::App& app) {
   sub->add_option("--rename", args->renames,
                   "Read a column under another name, OLD=NEW (repeatable), e.g. --rename \"Model Size=N\"");
   sub->add_option("--bootstrap", args->bootstrap,
-                  "Resamples of the runs for 95% confidence intervals (default 0: none)");
+                  "Resamples of the runs for 95% confidence intervals, 0 to 100000 (default 0: none)");
   sub->add_option("--seed", args->seed, "Seed of the bootstrap resampling (reproducible)");
   sub->add_option("--delta", args->delta, "Huber delta on the log-loss residuals (default 0.001)");
-  sub->add_option("--threads", args->threads, "Threads for the starting points (default 0: every core)");
+  sub->add_option("--threads", args->threads, "Threads for the starting points, 0 to 1024 (default 0: every core)");
   sub->add_flag("--json", args->json, "Print the law file (ordered JSON) instead of a table");
   sub->add_option("--out", args->out, "Write the law file to FILE (atomically), for `smelt-match frontier`");
   return [args] { return run_fit(*args); };

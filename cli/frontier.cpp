@@ -30,8 +30,11 @@ struct FrontierArgs {
 
 struct Named {
   Law law;
-  std::string name;  // the label, or the file's stem when the law has none
+  std::string unlabelled;  // the name when the law has no label: the file's stem
   std::string file;
+  // The label, or the file's stem when the law has none. A label is held once,
+  // by its law: a hostile law file's label can be hundreds of megabytes.
+  const std::string& name() const { return law.label.empty() ? unlabelled : law.label; }
 };
 
 struct Cell {
@@ -80,17 +83,18 @@ std::string gain_text(const Cell& c) {
 
 std::string table(const std::vector<Named>& laws, const std::vector<double>& budgets,
                   const std::vector<std::vector<Cell>>& cells, double sparsity) {
-  std::string out = fmt::format("reference: {} ({})", laws.front().name, laws.front().file);
+  // Long labels are cut here (--json gives them whole).
+  std::string out = fmt::format("reference: {} ({})", shown_name(laws.front().name()), laws.front().file);
   bool smelt_law = false;
   for (const auto& n : laws) smelt_law = smelt_law || n.law.form == LawForm::smelt;
   if (smelt_law) out += fmt::format("; smelt laws at sparsity {:g}", sparsity);
   out += "\n";
-  std::vector<std::vector<std::string>> rows{
-      {"budget", "law", "form", "size", "tokens", "loss", fmt::format("gain over {}", laws.front().name)}};
+  std::vector<std::vector<std::string>> rows{{"budget", "law", "form", "size", "tokens", "loss",
+                                              fmt::format("gain over {}", shown_name(laws.front().name()))}};
   for (std::size_t b = 0; b < budgets.size(); ++b)
     for (std::size_t i = 0; i < laws.size(); ++i) {
       const Cell& c = cells[b][i];
-      rows.push_back({i == 0 ? fmt::format("{:g}", budgets[b]) : "", laws[i].name,
+      rows.push_back({i == 0 ? fmt::format("{:g}", budgets[b]) : "", shown_name(laws[i].name()),
                       std::string(to_string(laws[i].law.form)), size_text(laws[i].law, c.allocation.size),
                       human(c.allocation.tokens, Unit::count), fmt::format("{:.5f}", c.allocation.loss), gain_text(c)});
     }
@@ -110,11 +114,11 @@ std::string json(const std::vector<Named>& laws, const std::vector<double>& budg
   using nlohmann::ordered_json;
   ordered_json j;
   j["schema_version"] = 1;
-  j["reference"] = laws.front().name;
+  j["reference"] = laws.front().name();
   j["sparsity"] = sparsity;
   j["laws"] = ordered_json::array();
   for (const auto& n : laws)
-    j["laws"].push_back({{"name", n.name}, {"form", std::string(to_string(n.law.form))}, {"file", n.file}});
+    j["laws"].push_back({{"name", n.name()}, {"form", std::string(to_string(n.law.form))}, {"file", n.file}});
   j["budgets"] = ordered_json::array();
   for (std::size_t b = 0; b < budgets.size(); ++b) {
     ordered_json row;
@@ -123,7 +127,7 @@ std::string json(const std::vector<Named>& laws, const std::vector<double>& budg
     for (std::size_t i = 0; i < laws.size(); ++i) {
       const Cell& c = cells[b][i];
       ordered_json l;
-      l["name"] = laws[i].name;
+      l["name"] = laws[i].name();
       l["size"] = c.allocation.size;
       l["size_unit"] = laws[i].law.form == LawForm::chinchilla ? "params" : "flops_per_token";
       l["tokens"] = c.allocation.tokens;
@@ -145,13 +149,11 @@ int run_frontier(const FrontierArgs& args) {
   std::vector<Named> laws;
   for (const std::string& file : args.laws) {
     try {
-      const std::vector<Law> read = read_laws(file);
+      std::vector<Law> read = read_laws(file);
       const std::string stem = std::filesystem::path(file).stem().string();
       for (std::size_t i = 0; i < read.size(); ++i) {
-        std::string name = !read[i].label.empty() ? read[i].label
-                           : read.size() == 1     ? stem
-                                                  : fmt::format("{}[{}]", stem, i);
-        laws.push_back({read[i], std::move(name), file});
+        std::string unlabelled = read.size() == 1 ? stem : fmt::format("{}[{}]", stem, i);
+        laws.push_back({std::move(read[i]), std::move(unlabelled), file});
       }
     } catch (const config_error& e) {
       errors.insert(errors.end(), e.violations().begin(), e.violations().end());

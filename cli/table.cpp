@@ -74,4 +74,10 @@ std::string render_cells(const std::vector<std::vector<std::string>>& rows, std:
   return out;
 }
 
+std::string shown_name(const std::string& name) {
+  constexpr std::size_t kShown = 64;
+  if (name.size() <= kShown) return name;
+  return fmt::format("{}... ({} bytes)", name.substr(0, kShown), name.size());
+}
+
 }  // namespace smelt::cli

@@ -24,4 +24,8 @@ std::string render_table(const std::vector<std::string>& columns, const std::vec
 // the others right-aligned, two spaces apart, trailing spaces trimmed.
 std::string render_cells(const std::vector<std::vector<std::string>>& rows, std::size_t left);
 
+// A name as a table or message shows it: cut to its first 64 bytes, marked
+// "..." with the full size, when longer (an input's label can be megabytes).
+std::string shown_name(const std::string& name);
+
 }  // namespace smelt::cli

@@ -32,8 +32,11 @@
 namespace smelt {
 namespace {
 
-constexpr std::array<std::pair<Convention, std::string_view>, 2> kConventions{
-    {{Convention::smelt, "smelt"}, {Convention::megatron, "megatron"}}};
+constexpr std::array<std::pair<Convention, std::string_view>, 4> kConventions{
+    {{Convention::smelt, "smelt"},
+     {Convention::megatron, "megatron"},
+     {Convention::torchtitan, "torchtitan"},
+     {Convention::flop_counter, "flop-counter"}}};
 
 constexpr std::int64_t kMaxContext = std::int64_t{1} << 30;
 

@@ -67,6 +67,23 @@ ordered_json flops_json(const CountedModel& m, Convention convention) {
                            {"logits", mf.logits}};
     return f;
   }
+  if (convention == Convention::torchtitan) {
+    const TorchtitanFlops tt = torchtitan_flops(m.config, m.cost.context_length);
+    f["forward"] = tt.forward();
+    f["training"] = tt.training();
+    f["params"] = tt.params;
+    f["terms_training"] = {{"parameters", tt.parameters}, {"attention", tt.attention}};
+    return f;
+  }
+  if (convention == Convention::flop_counter) {
+    const FlopCounterFlops fc = flop_counter_flops(m.config, m.cost.context_length);
+    f["forward"] = fc.forward_per_token();
+    f["forward_per_sequence"] = fc.forward_per_sequence();
+    f["terms"] = flop_terms(fc.per_token);
+    f["terms"].erase("elementwise");  // never counted
+    f["terms"].erase("mtp");
+    return f;
+  }
   const auto& c = m.cost.flops;
   f["forward"] = c.forward;
   f["forward_non_embedding"] = c.forward_non_embedding();

@@ -9,9 +9,11 @@
 #include <mutex>
 #include <new>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "scaling_objective.hpp"
 #include "smelt/error.hpp"
@@ -45,7 +47,9 @@ using detail::LogRuns;
 constexpr double kEpsilon = 1e-10, kEpsilonRel = 1e-10, kDelta = 1e-12;
 constexpr int kPast = 3;
 constexpr double kSameMinimum = 1e-9;
-constexpr std::size_t kBootstrapStarts = 8;  // best grid starts reused per resample
+constexpr std::size_t kBootstrapStarts = 8;                      // best grid starts reused per resample
+constexpr std::size_t kBootstrapBlock = 1024;                    // resamples drawn at a time, at most
+constexpr std::size_t kBootstrapIndices = std::size_t{1} << 24;  // and at most this many run indices (128 MiB)
 
 enum class Outcome { gradient, decrease, iterations, line_search, not_finite };
 
@@ -127,14 +131,23 @@ std::string describe(const StartResult& r, std::int64_t max_iterations) {
 }
 
 // Runs body(i) for i in [0, count) on `threads` threads; rethrows the first failure.
+// Every thread is started before any works. When the system refuses to start
+// one (a process or address-space limit), the limit is near and the work
+// itself still needs memory (each thread's stack and malloc arena): all but
+// one thread per core (at most half of those started) leave without working
+// and are joined at once, and the rest share the work. More threads than
+// cores would not have been faster; the result is the same either way.
 template <typename Body>
 void parallel_for(std::size_t count, std::size_t threads, const Body& body) {
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> workers{std::numeric_limits<std::size_t>::max()};  // ids below this work
+  std::atomic<bool> go{false};
   std::exception_ptr failure;
   std::mutex mutex;
-  auto work = [&] {
+  auto work = [&](std::size_t id) {
+    go.wait(false);
     try {
-      for (std::size_t i; (i = next.fetch_add(1)) < count;) body(i);
+      for (std::size_t i; id < workers.load() && (i = next.fetch_add(1)) < count;) body(i);
     } catch (...) {
       const std::lock_guard lock(mutex);
       if (!failure) failure = std::current_exception();
@@ -142,8 +155,20 @@ void parallel_for(std::size_t count, std::size_t threads, const Body& body) {
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
-  work();
+  std::size_t keep = std::numeric_limits<std::size_t>::max();
+  try {
+    for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work, t);
+  } catch (const std::exception&) {  // std::system_error, or bad_alloc for the thread's own state
+    keep = std::min<std::size_t>(pool.size() / 2, std::max(1u, std::thread::hardware_concurrency()) - 1);
+    workers = keep + 1;  // ids 0 (this thread) to keep
+  }
+  go = true;
+  go.notify_all();
+  if (keep < pool.size()) {
+    for (std::size_t t = keep; t < pool.size(); ++t) pool[t].join();
+    pool.resize(keep);
+  }
+  work(0);
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
 }
@@ -211,12 +236,30 @@ std::size_t draw(std::mt19937_64& rng, std::size_t n) {
   return static_cast<std::size_t>(r % range);
 }
 
+// A law file holds numbers: a parameter that overflowed to infinity (or is NaN)
+// would be written as null, which no reader takes back.
+void check_finite(LawForm form, const std::vector<double>& params, std::size_t runs, const std::string& which) {
+  const std::vector<std::string> names = parameter_names(form);
+  std::vector<std::string> bad;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (!std::isfinite(params[i])) bad.push_back(fmt::format("{} = {}", names[i], params[i]));
+  if (!bad.empty())
+    throw infeasible_error(
+        fmt::format("{} runs: {} of the {} law has {}: parameters must be finite numbers (the "
+                    "runs pull the law to infinity; no {} law describes them)",
+                    runs, which, to_string(form), fmt::join(bad, ", "), to_string(form)));
+}
+
 void validate(const std::vector<Run>& runs, LawForm form, const FitOptions& o) {
   std::vector<std::string> violations;
   if (!(o.huber_delta > 0) || !std::isfinite(o.huber_delta))
     violations.push_back(fmt::format("huber_delta = {}: must be positive", o.huber_delta));
-  if (o.bootstrap < 0) violations.push_back(fmt::format("bootstrap = {}: must be 0 or more", o.bootstrap));
-  if (o.threads < 0) violations.push_back(fmt::format("threads = {}: must be 0 (all cores) or more", o.threads));
+  if (o.bootstrap < 0 || o.bootstrap > kMaxBootstrap)
+    violations.push_back(
+        fmt::format("FitOptions::bootstrap = {}: must be between 0 and {}", o.bootstrap, kMaxBootstrap));
+  if (o.threads < 0 || o.threads > kMaxFitThreads)
+    violations.push_back(
+        fmt::format("FitOptions::threads = {}: must be between 0 (all cores) and {}", o.threads, kMaxFitThreads));
   if (o.max_iterations < 1)
     violations.push_back(fmt::format("max_iterations = {}: must be at least 1", o.max_iterations));
   const std::size_t needed = detail::parameter_count(form) + 1;
@@ -248,6 +291,7 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   Law law;
   law.form = form;
   law.params = detail::to_params(form, fit.x);
+  check_finite(form, law.params, runs.size(), "the best fit");
   law.objective = fit.objective;
   law.rmse_log_loss = detail::rmse_log_loss(form, data, fit.x.data());
   law.runs = static_cast<std::int64_t>(runs.size());
@@ -267,19 +311,29 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   std::vector<std::vector<double>> restarts{fit.x};
   for (std::size_t k = 0; k < std::min(kBootstrapStarts, order.size()); ++k) restarts.push_back(starts[order[k]]);
 
+  // The draws go in blocks of resamples, in order, so that the indices held at
+  // once stay bounded (block x runs) while the result is the same as drawing
+  // every resample first.
   const auto count = static_cast<std::size_t>(options.bootstrap);
+  const std::size_t block = std::clamp<std::size_t>(kBootstrapIndices / runs.size(), 1, kBootstrapBlock);
   std::mt19937_64 rng(options.seed);
-  std::vector<std::vector<std::size_t>> samples(count, std::vector<std::size_t>(runs.size()));
-  for (auto& sample : samples)
-    for (auto& i : sample) i = draw(rng, runs.size());
+  std::vector<std::vector<std::size_t>> samples;
   law.bootstrap.resize(count);
-  parallel_for(count, threads, [&](std::size_t k) {
-    const LogRuns resample = detail::subset(data, samples[k]);
-    std::vector<StartResult> refits;
-    for (const auto& start : restarts) refits.push_back(minimise(form, resample, delta, start, options.max_iterations));
-    const StartResult& refit = refits[best_of(refits)];  // finite: the first start is the full fit's optimum
-    law.bootstrap[k] = refit.x.empty() ? law.params : detail::to_params(form, refit.x);
-  });
+  for (std::size_t first = 0; first < count; first += block) {
+    samples.assign(std::min(block, count - first), std::vector<std::size_t>(runs.size()));
+    for (auto& sample : samples)
+      for (auto& i : sample) i = draw(rng, runs.size());
+    parallel_for(samples.size(), threads, [&](std::size_t k) {
+      const LogRuns resample = detail::subset(data, samples[k]);
+      std::vector<StartResult> refits;
+      for (const auto& start : restarts)
+        refits.push_back(minimise(form, resample, delta, start, options.max_iterations));
+      const StartResult& refit = refits[best_of(refits)];  // finite: the first start is the full fit's optimum
+      law.bootstrap[first + k] = refit.x.empty() ? law.params : detail::to_params(form, refit.x);
+    });
+  }
+  for (std::size_t k = 0; k < count; ++k)
+    check_finite(form, law.bootstrap[k], runs.size(), fmt::format("bootstrap resample {} of {}", k + 1, count));
   for (std::size_t p = 0; p < law.params.size(); ++p) {
     std::vector<double> values;
     for (const auto& sample : law.bootstrap) values.push_back(sample[p]);

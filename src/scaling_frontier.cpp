@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,50 +28,73 @@ struct Problem {
   double e = 0, p_coef = 0, q_coef = 0, p = 0, q = 0, k = 1;
 };
 
-std::string law_name(const Law& law) {
-  return law.label.empty() ? std::string("law") : fmt::format("law '{}'", law.label);
+// A label as messages show it: a hostile file's label can be megabytes long.
+constexpr std::size_t kShownLabel = 64;
+std::string law_name(const std::string& label) {
+  if (label.empty()) return "law";
+  if (label.size() <= kShownLabel) return fmt::format("law '{}'", label);
+  return fmt::format("law '{}...' ({} bytes)", label.substr(0, kShownLabel), label.size());
 }
+std::string law_name(const Law& law) { return law_name(law.label); }
 
-// Empty when the law has a frontier; otherwise every violation.
-std::vector<std::string> problem_of(const Law& law, double sparsity, Problem& out) {
-  std::vector<std::string> errors;
-  const bool chinchilla = law.form == LawForm::chinchilla;
+// True when the parameters have a frontier at the sparsity, filling `out`.
+// Otherwise false, and with `errors` every violation, named after `label`
+// (without, it stops at the first and formats nothing: the bootstrap samples
+// are checked this way, one by one, and must cost no more than a few
+// comparisons each).
+bool problem_of(LawForm form, const std::vector<double>& v, double sparsity, Problem& out,
+                std::vector<std::string>* errors = nullptr, const std::string& label = {}) {
+  bool ok = true;
+  const auto fail = [&](auto&& message) {
+    ok = false;
+    if (errors) errors->push_back(message());
+    return errors != nullptr;  // keep checking only to explain
+  };
+  const bool chinchilla = form == LawForm::chinchilla;
   const std::size_t count = chinchilla ? 5 : 6;
-  if (law.params.size() != count) {
-    errors.push_back(fmt::format("{}: has {} parameters; the {} form has {}", law_name(law), law.params.size(),
-                                 chinchilla ? "chinchilla" : "smelt", count));
-    return errors;
+  if (v.size() != count) {
+    fail([&] {
+      return fmt::format("{}: has {} parameters; the {} form has {}", law_name(label), v.size(),
+                         chinchilla ? "chinchilla" : "smelt", count);
+    });
+    return false;
   }
-  const auto& v = law.params;
   // Names and indices in parameter_names order: {E, A, B, alpha, beta} / {E, A, a, b, K, c}.
   struct Positive {
     const char* name;
     std::size_t index;
   };
-  const std::vector<Positive> positive = chinchilla
-                                             ? std::vector<Positive>{{"A", 1}, {"B", 2}, {"alpha", 3}, {"beta", 4}}
-                                             : std::vector<Positive>{{"A", 1}, {"a", 2}, {"K", 4}, {"c", 5}};
-  if (!std::isfinite(v[0])) errors.push_back(fmt::format("{}: E = {}: must be finite", law_name(law), v[0]));
-  for (const auto& [name, i] : positive)
-    if (!(v[i] > 0 && std::isfinite(v[i])))
-      errors.push_back(
-          fmt::format("{}: {} = {:g}: must be positive for a compute-optimal frontier", law_name(law), name, v[i]));
-  if (!chinchilla && !std::isfinite(v[3]))
-    errors.push_back(fmt::format("{}: b = {}: must be finite", law_name(law), v[3]));
-  if (!(sparsity >= 0 && sparsity < 1)) errors.push_back(fmt::format("sparsity = {:g}: must be in [0, 1)", sparsity));
-  if (!errors.empty()) return errors;
+  static constexpr Positive kChinchilla[] = {{"A", 1}, {"B", 2}, {"alpha", 3}, {"beta", 4}};
+  static constexpr Positive kSmelt[] = {{"A", 1}, {"a", 2}, {"K", 4}, {"c", 5}};
+  if (!std::isfinite(v[0]) && !fail([&] { return fmt::format("{}: E = {}: must be finite", law_name(label), v[0]); }))
+    return false;
+  for (const auto& [name, i] : chinchilla ? std::span<const Positive>(kChinchilla) : std::span<const Positive>(kSmelt))
+    if (!(v[i] > 0 && std::isfinite(v[i])) && !fail([&] {
+          return fmt::format("{}: {} = {:g}: must be positive for a compute-optimal frontier", law_name(label), name,
+                             v[i]);
+        }))
+      return false;
+  if (!chinchilla && !std::isfinite(v[3]) &&
+      !fail([&] { return fmt::format("{}: b = {}: must be finite", law_name(label), v[3]); }))
+    return false;
+  if (!(sparsity >= 0 && sparsity < 1) &&
+      !fail([&] { return fmt::format("sparsity = {:g}: must be in [0, 1)", sparsity); }))
+    return false;
+  if (!ok) return false;
   out = chinchilla ? Problem{v[0], v[1], v[2], v[3], v[4], 6}
                    : Problem{v[0], v[1] * std::pow(1 - sparsity, v[3]), v[4], v[2], v[5], 1};
   if (!(out.p_coef > 0 && std::isfinite(out.p_coef)))
-    errors.push_back(fmt::format("{}: A (1 - S)^b = {:g} at sparsity {:g}: must be positive and finite", law_name(law),
-                                 out.p_coef, sparsity));
-  return errors;
+    fail([&] {
+      return fmt::format("{}: A (1 - S)^b = {:g} at sparsity {:g}: must be positive and finite", law_name(label),
+                         out.p_coef, sparsity);
+    });
+  return ok;
 }
 
 Problem problem(const Law& law, double sparsity) {
   Problem pr;
-  auto errors = problem_of(law, sparsity, pr);
-  if (!errors.empty()) throw config_error(std::move(errors));
+  std::vector<std::string> errors;
+  if (!problem_of(law.form, law.params, sparsity, pr, &errors, law.label)) throw config_error(std::move(errors));
   return pr;
 }
 
@@ -157,13 +181,13 @@ std::optional<Interval> compute_gain_interval(const Law& target, const Law& refe
   const std::size_t n = std::min(target.bootstrap.size(), reference.bootstrap.size());
   std::vector<double> gains;
   gains.reserve(n);
+  // Each sample is checked and solved in place: copying a law per sample would
+  // copy its n samples each time, O(n^2) for the interval.
   for (std::size_t i = 0; i < n; ++i) {
-    Law t = target;
-    Law r = reference;
-    t.params = target.bootstrap[i];
-    r.params = reference.bootstrap[i];
     Problem tp, rp;
-    if (!problem_of(t, sparsity, tp).empty() || !problem_of(r, sparsity, rp).empty()) continue;
+    if (!problem_of(target.form, target.bootstrap[i], sparsity, tp) ||
+        !problem_of(reference.form, reference.bootstrap[i], sparsity, rp))
+      continue;
     const std::optional<double> c_ref = invert(rp, allocate(tp, compute).loss);
     if (!c_ref || std::isinf(*c_ref))
       gains.push_back(1.0);  // the reference sample never reaches it: the limit of 1 - C / C_ref

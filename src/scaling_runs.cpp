@@ -112,7 +112,7 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<st
     auto& row = t.rows.emplace_back();
     for (std::size_t c = 0; c < fields.size(); ++c) {
       Cell cell;
-      if (!fields[c].empty()) cell.kind = Cell::Kind::text, cell.shown = fields[c];
+      if (!fields[c].empty()) cell.kind = Cell::Kind::text, cell.shown = std::move(fields[c]);
       row.emplace_back(t.columns[c], std::move(cell));
     }
   }
@@ -147,8 +147,10 @@ Table json_table(std::string_view text, const std::string& source, std::vector<s
   return t;
 }
 
-const Cell* find(const std::vector<std::pair<std::string, Cell>>& row, std::string_view column) {
-  for (const auto& [name, cell] : row)
+// The row's cell in `column`, or nullptr when it has none (const or not, as the row).
+template <typename Row>
+auto find(Row& row, std::string_view column) -> decltype(&row.front().second) {
+  for (auto& [name, cell] : row)
     if (name == column) return cell.kind == Cell::Kind::absent ? nullptr : &cell;
   return nullptr;
 }
@@ -251,7 +253,7 @@ std::vector<Run> read_runs(const std::string& path, LawForm form, const std::str
   const bool has_f = table.has("F");
   std::vector<Run> runs;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const auto& row = table.rows[r];
+    auto& row = table.rows[r];  // not const: the label moves out of it
     const std::size_t number = table.row_numbers[r];
     RowReader read(path, number, violations);
     Run run;
@@ -278,12 +280,22 @@ std::vector<Run> read_runs(const std::string& path, LawForm form, const std::str
       take(compute, "C", Rule::positive);
       const double per_token = run.f > 0 ? run.f : 6 * run.n;
       if (ok) run.d = compute / per_token;
+      // Both finite and positive, the quotient can still leave the doubles
+      // (C = 1e308, N = 1e-10 gives inf; C = 1e-320, N = 1e10 gives 0).
+      if (ok && !(run.d > 0 && std::isfinite(run.d))) {
+        ok = false;
+        violations.push_back(
+            fmt::format("{}: row {}: D = C / {} = {:g} (C = {}, {} = {}): must be a positive finite "
+                        "number of tokens",
+                        path, number, run.f > 0 ? "F" : "(6 N)", run.d, find(row, "C")->shown, run.f > 0 ? "F" : "N",
+                        find(row, run.f > 0 ? "F" : "N")->shown));
+      }
     }
     take(run.loss, "loss", Rule::positive);
     if (!label_column.empty()) {
-      const Cell* cell = find(row, label_column);
+      Cell* cell = find(row, label_column);
       if (!cell) violations.push_back(fmt::format("{}: row {}: {}: missing value", path, number, label_column));
-      if (cell) run.label = cell->shown;
+      if (cell) run.label = std::move(cell->shown);  // read last: held once, by the run
     }
     if (ok) runs.push_back(std::move(run));
   }

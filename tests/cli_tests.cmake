@@ -94,7 +94,7 @@ smelt_cli_test(fit.json EXIT 0 ARGS fit --json ${SMELT_DATA}/runs-chinchilla.csv
                STDOUT "^{\n  \"schema_version\": 1,\n  \"laws\": \\[\n    {\n      \"form\": \"chinchilla\",.*\"alpha\": 0\\.3(4999999|5000000)[0-9]*,\n        \"beta\": 0\\.3(6999999|7000000)[0-9]*\n.*\"converged\": true,")
 smelt_cli_test(fit.error.options EXIT 2 STDOUT_EMPTY
                ARGS fit --form kaplan --delta 0 --bootstrap -1 ${SMELT_DATA}/runs-chinchilla.csv
-               STDERR "--form = \"kaplan\": must be one of chinchilla, smelt\n--bootstrap = -1: must be at least 0\n--delta = 0: must be a positive number\n")
+               STDERR "--form = \"kaplan\": must be one of chinchilla, smelt\n--bootstrap = -1: must be between 0 and 100000\n--delta = 0: must be a positive number\n")
 smelt_cli_test(fit.error.columns EXIT 2 STDOUT_EMPTY ARGS fit --form smelt ${SMELT_DATA}/runs-chinchilla.csv
                STDERR "missing column \"F\"")
 smelt_cli_test(frontier.table EXIT 0

@@ -144,7 +144,7 @@ TEST_CASE("conventions read and write their words", "[convention]") {
   REQUIRE(smelt::parse_convention("smelt", "convention") == Convention::smelt);
   REQUIRE(smelt::parse_convention("megatron", "convention") == Convention::megatron);
   REQUIRE_THROWS_WITH(smelt::parse_convention("6N", "--convention"),
-                      "--convention = \"6N\": must be one of smelt, megatron");
+                      "--convention = \"6N\": must be one of smelt, megatron, torchtitan, flop-counter");
   REQUIRE_THROWS_AS(smelt::parse_convention("Megatron", "convention"), smelt::config_error);
 }
 

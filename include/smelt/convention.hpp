@@ -6,12 +6,16 @@
 #include <string_view>
 
 #include "smelt/config.hpp"
+#include "smelt/cost.hpp"
 
 namespace smelt {
 
 // smelt: the counting contract of docs/counting.md. megatron: Megatron-LM's
-// num_floating_point_operations (megatron/training/training.py).
-enum class Convention { smelt, megatron };
+// num_floating_point_operations (megatron/training/training.py). torchtitan:
+// get_{dense,moe}_model_nparams_and_flops (torchtitan/models/utils.py).
+// flop_counter ("flop-counter"): what torch.utils.flop_counter.FlopCounterMode
+// counts on a forward.
+enum class Convention { smelt, megatron, torchtitan, flop_counter };
 std::string_view to_string(Convention v);
 Convention parse_convention(std::string_view s, std::string_view field);
 
@@ -34,5 +38,44 @@ struct MegatronFlops {
 
 // context_length 0 uses the config's. Throws config_error for an invalid config.
 MegatronFlops megatron_flops(const ModelConfig& config, std::int64_t context_length = 0);
+
+// torchtitan's training FLOPs per token, 6 x params + 6 x layers x heads x
+// (query/key head dim + value head dim) x seq, in its two terms. params are
+// its active parameters without the input embedding: the output head counts
+// (0 when tied: tied weights are one parameter, named as the embedding), the
+// router and shared experts in full, routed experts top_k / num_experts of
+// them. A looped config counts its layers once per visit in the attention
+// term (torchtitan's n_layers = executed layers) and its parameters once
+// (model.parameters() holds each weight once). MTP modules are left out.
+struct TorchtitanFlops {
+  std::int64_t params = 0;  // active parameters without the input embedding
+  double parameters = 0;    // 6 x params
+  double attention = 0;     // 6 x layers x heads x (d_qk + d_v) x seq; no causal halving
+
+  double training() const noexcept { return parameters + attention; }
+  double forward() const noexcept { return training() / 3.0; }
+};
+
+// context_length 0 uses the config's. Throws config_error for an invalid config.
+TorchtitanFlops torchtitan_flops(const ModelConfig& config, std::int64_t context_length = 0);
+
+// What FlopCounterMode counts on one forward of a sequence of T tokens (batch
+// 1), per token: every matrix product 2·m·n·k (bias adds free), attention as
+// the full T x T products Q K^T and softmax · V on every layer visit (sliding
+// and chunked layers too: their masks are applied after the products), the
+// router, the top-k routed experts (the implementations that index each
+// expert's tokens), shared experts, dense FFNs and the LM head; norms, RoPE,
+// softmax, activations and the embedding gather free; MTP not run.
+struct FlopCounterFlops {
+  std::int64_t context_length = 0;  // T
+  FlopTerms per_token;              // elementwise and mtp are 0
+
+  double forward_per_token() const noexcept { return per_token.forward(); }
+  // FlopCounterMode's total for one forward of T tokens.
+  double forward_per_sequence() const noexcept { return per_token.forward() * static_cast<double>(context_length); }
+};
+
+// context_length 0 uses the config's. Throws config_error for an invalid config.
+FlopCounterFlops flop_counter_flops(const ModelConfig& config, std::int64_t context_length = 0);
 
 }  // namespace smelt

@@ -34,7 +34,8 @@ class io_error : public error {
   using error::error;
 };
 
-// A request with no answer in the space searched (used by the solver).
+// A request with no answer in the space searched (the solver), or runs no
+// finite scaling law describes (fit_law).
 class infeasible_error : public error {
  public:
   using error::error;

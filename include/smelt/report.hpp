@@ -20,7 +20,8 @@ struct CountedModel {
 };
 
 // One object for one model, an array of such objects for several. With
-// Convention::megatron, "flops_per_token" holds Megatron-LM's terms instead.
+// another convention, "flops_per_token" holds that convention's terms instead
+// (docs/json-schema.md).
 std::string count_report_json(const std::vector<CountedModel>& models, Convention convention = Convention::smelt);
 
 }  // namespace smelt

@@ -41,11 +41,19 @@ std::vector<Run> read_runs(const std::string& path, LawForm form, const std::str
 // smelt: {E, A, a, b, K, c}. Names in parameter_names(form).
 std::vector<std::string> parameter_names(LawForm form);
 
+// Bounds on FitOptions, checked before any work: each resample refits from 9
+// starts (so 100,000 of them are hours), and more threads than this is a
+// mistake on any machine smelt targets.
+inline constexpr std::int64_t kMaxBootstrap = 100'000;
+inline constexpr std::int64_t kMaxFitThreads = 1024;
+
 struct FitOptions {
   double huber_delta = 1e-3;
-  std::int64_t bootstrap = 0;  // resamples of the runs; 0: none
+  std::int64_t bootstrap = 0;  // resamples of the runs; 0: none; at most kMaxBootstrap
   std::uint64_t seed = 20261130;
-  std::int64_t threads = 0;  // 0: hardware concurrency
+  // 0: hardware concurrency; at most kMaxFitThreads. When the system refuses
+  // to start one, the work runs on one thread per core of those started.
+  std::int64_t threads = 0;
   std::int64_t max_iterations = 1000;
 };
 
@@ -70,8 +78,10 @@ struct Law {
 };
 
 // Fits one law to the runs (all of them: group first with --group-by).
-// Throws config_error for too few runs (fewer than the parameter count + 1)
-// and when no start converged.
+// Throws config_error for out-of-range options, too few runs (fewer than the
+// parameter count + 1) and when no start converged; infeasible_error when the
+// best fit, or a bootstrap refit, has a parameter that is not a finite double
+// (the data pull it to infinity: no law of this form describes them).
 Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& options = {});
 
 // Compute-optimal allocation at training compute C (FLOPs). For chinchilla,

@@ -1,0 +1,78 @@
+// Scaling laws on hostile input: option bounds checked before any work, fits
+// whose parameters leave the doubles, runs whose D overflows, long labels in
+// messages, and the gain interval over many bootstrap samples in linear time.
+#include <chrono>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "smelt/error.hpp"
+#include "smelt/scaling.hpp"
+
+using namespace smelt;
+
+namespace {
+
+std::string data(const char* name) { return std::string(SMELT_SOURCE_DIR "/tests/data/") + name; }
+
+// Epoch AI's refit of the Chinchilla data with A = a, and n bootstrap samples equal to it.
+Law epoch(double a, std::size_t samples, std::string label = "epoch") {
+  Law law;
+  law.label = std::move(label);
+  law.params = {1.8169, a, 2085.43, 0.3478, 0.3658};
+  law.bootstrap.assign(samples, law.params);
+  return law;
+}
+
+}  // namespace
+
+TEST_CASE("scaling: the gain interval over 16,000 paired samples takes linear time", "[scaling]") {
+  // Copying both laws per sample made this O(n^2): about a minute at n = 16,000.
+  const Law ref = epoch(482.01, 16000), target = epoch(400, 16000);
+  const auto start = std::chrono::steady_clock::now();
+  const auto interval = compute_gain_interval(target, ref, 1e22);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Every sample is its law: the interval is the gain 1 - (400 / 482.01)^(1 / 0.3478) = 0.41500...
+  REQUIRE(interval);
+  CHECK(interval->low == Approx(compute_gain(target, ref, 1e22)).epsilon(1e-12));
+  CHECK(interval->high == Approx(interval->low).epsilon(1e-12));
+  CHECK(seconds < 2.0);
+}
+
+TEST_CASE("scaling: a long label is cut in messages", "[scaling]") {
+  Law law = epoch(-1, 0, std::string(100000, 'x'));
+  const std::string expected =
+      "law '" + std::string(64, 'x') + "...' (100000 bytes): A = -1: must be positive for a compute-optimal frontier";
+  REQUIRE_THROWS_WITH(optimal_allocation(law, 1e22), expected);
+}
+
+TEST_CASE("scaling: fit options are bounded before any work", "[scaling]") {
+  const std::vector<Run> runs = read_runs(data("runs-chinchilla.csv"), LawForm::chinchilla);
+  FitOptions o;
+  o.bootstrap = kMaxBootstrap + 1;
+  o.threads = kMaxFitThreads + 1;
+  REQUIRE_THROWS_WITH(fit_law(runs, LawForm::chinchilla, o),
+                      "FitOptions::bootstrap = 100001: must be between 0 and 100000\n"
+                      "FitOptions::threads = 1025: must be between 0 (all cores) and 1024");
+}
+
+TEST_CASE("scaling: a fit whose parameters are not finite is infeasible, not a law", "[scaling]") {
+  // Losses alternating between 1e300 and 1e-300 pull A past the largest double.
+  const std::vector<Run> runs = read_runs(data("runs-nonfinite.csv"), LawForm::chinchilla);
+  REQUIRE_THROWS_AS(fit_law(runs, LawForm::chinchilla), infeasible_error);
+  REQUIRE_THROWS_WITH(fit_law(runs, LawForm::chinchilla),
+                      "6 runs: the best fit of the chinchilla law has A = inf: parameters must be finite numbers "
+                      "(the runs pull the law to infinity; no chinchilla law describes them)");
+}
+
+TEST_CASE("scaling: a row whose D = C / (6 N) leaves the doubles is rejected", "[scaling]") {
+  // Row 2: 1e308 / (6 * 1e-10) = inf; row 3: 1e-300 / (6 * 1e300) = 0 (underflow).
+  const std::string path = data("runs-d-overflow.csv");
+  REQUIRE_THROWS_WITH(read_runs(path, LawForm::chinchilla),
+                      path +
+                          ": row 2: D = C / (6 N) = inf (C = 1e308, N = 1e-10): must be a positive finite number of "
+                          "tokens\n" +
+                          path +
+                          ": row 3: D = C / (6 N) = 0 (C = 1e-300, N = 1e300): must be a positive finite number of "
+                          "tokens");
+}
