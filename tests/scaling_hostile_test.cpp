@@ -1,7 +1,6 @@
 // Scaling laws on hostile input: option bounds checked before any work, fits
 // whose parameters leave the doubles, runs whose D overflows, long labels in
 // messages, and the gain interval over many bootstrap samples in linear time.
-#include <chrono>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -26,17 +25,15 @@ Law epoch(double a, std::size_t samples, std::string label = "epoch") {
 
 }  // namespace
 
-TEST_CASE("scaling: the gain interval over 16,000 paired samples takes linear time", "[scaling]") {
-  // Copying both laws per sample made this O(n^2): about a minute at n = 16,000.
+TEST_CASE("scaling: the gain interval over 16,000 paired samples is the gain of each", "[scaling]") {
+  // Copying both laws per sample made this O(n^2): about a minute at n = 16,000. Its speed is measured in
+  // bench/fit_bench.cpp (GainInterval), not asserted here; the CLI test bounds it with a generous timeout.
   const Law ref = epoch(482.01, 16000), target = epoch(400, 16000);
-  const auto start = std::chrono::steady_clock::now();
   const auto interval = compute_gain_interval(target, ref, 1e22);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Every sample is its law: the interval is the gain 1 - (400 / 482.01)^(1 / 0.3478) = 0.41500...
   REQUIRE(interval);
   CHECK(interval->low == Approx(compute_gain(target, ref, 1e22)).epsilon(1e-12));
   CHECK(interval->high == Approx(interval->low).epsilon(1e-12));
-  CHECK(seconds < 2.0);
 }
 
 TEST_CASE("scaling: a long label is cut in messages", "[scaling]") {
