@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "json_reader.hpp"
+#include "scaling_readers.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
@@ -100,7 +102,8 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<st
   for (std::size_t c = 0; c < t.columns.size(); ++c)
     if (std::find(t.columns.begin(), t.columns.begin() + static_cast<std::ptrdiff_t>(c), t.columns[c]) !=
         t.columns.begin() + static_cast<std::ptrdiff_t>(c))
-      violations.push_back(fmt::format("{}: column \"{}\" appears twice in the header", source, t.columns[c]));
+      violations.push_back(
+          fmt::format("{}: column \"{}\" appears twice in the header", source, detail::excerpt(t.columns[c])));
   for (std::size_t r = 1; r < records.size(); ++r) {
     auto& fields = records[r];
     if (fields.size() != t.columns.size()) {
@@ -139,7 +142,7 @@ Table json_table(std::string_view text, const std::string& source, std::vector<s
       } else if (value.is_string()) {
         cell.kind = Cell::Kind::text, cell.shown = value.get<std::string>();
       } else if (!value.is_null()) {
-        cell.kind = Cell::Kind::text, cell.shown = value.dump();
+        cell.kind = Cell::Kind::text, cell.shown = detail::json_excerpt(value);
       }
       row.emplace_back(key, std::move(cell));
     }
@@ -168,18 +171,19 @@ class RowReader {
       const std::string& s = cell->shown;
       const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
       if (ec != std::errc() || end != s.data() + s.size())
-        return bad(fmt::format("{} = \"{}\": must be a number", column, s));
+        return bad(fmt::format("{} = \"{}\": must be a number", column, detail::excerpt(s)));
     }
-    if (!std::isfinite(v)) return bad(fmt::format("{} = {}: must be a finite number", column, cell->shown));
-    if (rule == Rule::positive && !(v > 0)) return bad(fmt::format("{} = {}: must be positive", column, cell->shown));
+    const std::string shown = detail::excerpt(cell->shown);
+    if (!std::isfinite(v)) return bad(fmt::format("{} = {}: must be a finite number", column, shown));
+    if (rule == Rule::positive && !(v > 0)) return bad(fmt::format("{} = {}: must be positive", column, shown));
     if (rule == Rule::fraction && !(v >= 0 && v < 1))
-      return bad(fmt::format("{} = {}: must be in [0, 1)", column, cell->shown));
+      return bad(fmt::format("{} = {}: must be in [0, 1)", column, shown));
     return v;
   }
 
  private:
   std::optional<double> bad(const std::string& what) {
-    violations_.push_back(fmt::format("{}: row {}: {}", source_, row_, what));
+    detail::record(violations_, fmt::format("{}: row {}: {}", source_, row_, what));
     return std::nullopt;
   }
   const std::string& source_;
@@ -208,8 +212,12 @@ std::vector<std::string> parameter_names(LawForm form) {
 
 std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column,
                            const std::vector<std::pair<std::string, std::string>>& renames) {
-  const std::string file = read_text_file(path);
-  std::string_view text = file;
+  return detail::parse_runs(read_text_file(path), source_name(path), form, label_column, renames);
+}
+
+std::vector<Run> detail::parse_runs(std::string_view text, const std::string& path, LawForm form,
+                                    const std::string& label_column,
+                                    const std::vector<std::pair<std::string, std::string>>& renames) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark (spreadsheets write one)
   std::vector<std::string> violations;
   const auto first = text.find_first_not_of(" \t\r\n");
