@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
+#include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
 #include "table.hpp"
 
@@ -151,7 +152,7 @@ int run_frontier(const FrontierArgs& args) {
         std::string name = !read[i].label.empty() ? read[i].label
                            : read.size() == 1     ? stem
                                                   : fmt::format("{}[{}]", stem, i);
-        laws.push_back({read[i], std::move(name), file});
+        laws.push_back({read[i], std::move(name), source_name(file)});
       }
     } catch (const config_error& e) {
       errors.insert(errors.end(), e.violations().begin(), e.violations().end());
