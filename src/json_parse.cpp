@@ -1,7 +1,7 @@
 // The one JSON parser every reader goes through, with the bounds that keep a
 // hostile file from crashing it: nesting depth (nlohmann's dump(), copy and
 // comparison recurse once per level, so 100k levels overflow the stack), input
-// size, and numbers beyond a double. Every failure is a config_error naming
+// size, the count of values (memory), and numbers beyond a double. Every failure is a config_error naming
 // SOURCE:LINE:COLUMN.
 #include <algorithm>
 #include <string>
@@ -109,7 +109,7 @@ class BoundedSax {
     return path;
   }
 
-  bool too_deep = false;
+  bool too_deep = false, too_many = false;
   std::size_t error_position = 0;
   std::string error_token, error_what;
   int error_id = 0;
@@ -123,10 +123,11 @@ class BoundedSax {
 
   bool element() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().count;
+    if (++values_ > kMaxJsonValues) return too_many = true, false;
     return true;
   }
   bool open(bool array) {
-    element();
+    if (!element()) return false;
     if (frames_.size() >= kMaxJsonDepth) return too_deep = true, false;
     frames_.push_back({array, 0, {}});
     return true;
@@ -138,6 +139,7 @@ class BoundedSax {
 
   dom dom_;
   std::vector<Frame> frames_;
+  std::size_t values_ = 0;
 };
 
 // nlohmann's explanation without its "[json.exception...] parse error at ...: "
@@ -169,6 +171,8 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view source) {
     throw config_error(fmt::format("{}:{}:{}: JSON nested deeper than {} levels (the limit on input)", source, w.line,
                                    w.column, kMaxJsonDepth));
   }
+  if (sax.too_many)
+    throw config_error(fmt::format("{}: more than {} JSON values (the limit on input)", source, kMaxJsonValues));
   if (sax.error_id == 406) {  // a number beyond a double: point at its first digit
     const std::size_t at =
         sax.error_position >= sax.error_token.size() ? sax.error_position - sax.error_token.size() : 0;

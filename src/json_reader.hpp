@@ -15,10 +15,16 @@ namespace smelt::detail {
 // Deepest nesting parse_json_text accepts: smelt's own formats and Hugging
 // Face configs need at most 5 levels.
 inline constexpr std::size_t kMaxJsonDepth = 64;
+// Most values (numbers, strings, arrays, ...) one input may hold: a parsed
+// value takes 30 to 80 bytes, so 64 MiB of "[],[],..." would take 1.7 GB.
+// The largest real inputs (law files with 16,000 bootstrap samples, 100,000
+// runs) hold under a million.
+inline constexpr std::size_t kMaxJsonValues = std::size_t{1} << 22;
 
 // Parses JSON text (json_parse.cpp). Every failure is a config_error
 // "SOURCE:LINE:COLUMN: ...": malformed JSON, nesting deeper than kMaxJsonDepth,
-// a number beyond a double; text longer than kMaxInputBytes is refused unread.
+// a number beyond a double; "SOURCE: ..." for more than kMaxJsonValues values;
+// text longer than kMaxInputBytes is refused unread.
 nlohmann::json parse_json_text(std::string_view text, std::string_view source);
 
 // A JSON value as a message shows it: compact, cut to kExcerptBytes and "...",

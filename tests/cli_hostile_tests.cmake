@@ -61,6 +61,9 @@ smelt_hostile_test(long.key EXIT 2 STDOUT_EMPTY ARGS count ${H}/long-key.json
 smelt_hostile_test(long.name EXIT 0 ARGS count ${H}/long-name.json
   STDOUT "^ +${y59}y\\.\\.\\.\nlayers executed +6\n")
 
+smelt_hostile_test(many.values EXIT 2 STDOUT_EMPTY ARGS count ${H}/many.json
+  STDERR "while reading config '[^']*/many.json':\n  [^\n]*/many.json: more than 4194304 JSON values \\(the limit on input\\)\n$")
+
 set(limit "the 64 MiB \\(67108864 bytes\\) input limit\n$")
 smelt_hostile_test(size.file EXIT 4 STDOUT_EMPTY ARGS count ${H}/big.json
   STDERR "while reading config '[^']*/big.json': cannot read '[^']*/big.json': 67108865 bytes is more than ${limit}")

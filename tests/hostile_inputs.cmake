@@ -28,6 +28,11 @@ file(WRITE ${DIR}/long-name.json "${long_name}")
 string(REPLACE "\"vocab_size\"" "\"${long}\": 1, \"vocab_size\"" long_key "${example}")
 file(WRITE ${DIR}/long-key.json "${long_key}")
 
+# One value over the 4194304-value limit: the root object, its "schema_version",
+# the array "x" and 4194302 elements in it are 4194305 values.
+string(REPEAT "0," 4194301 zeros)
+file(WRITE ${DIR}/many.json "{\"schema_version\":1,\"x\":[${zeros}0]}\n")
+
 # One byte over the 64 MiB input limit.
 string(REPEAT " " 1048576 mib)
 string(REPEAT "${mib}" 64 big)
