@@ -42,9 +42,11 @@ for harness in "${harnesses[@]}"; do
   # -rss_limit_mb: a reader that takes more than 2 GiB for an input of at most
   # 4 KiB has a memory bug; -timeout: so has one that takes 10 s.
   log="$build/fuzz-$harness.log"
+  dict=tests/fuzz/json.dict
+  [ "$harness" = solver_options ] && dict=tests/fuzz/solver_options.dict
   rc=0
   "$build/tests/fuzz/fuzz_$harness" -runs="$runs" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$build/crash-$harness-" "$corpus" "tests/fuzz/corpus/$harness" \
+    -print_final_stats=1 -dict="$dict" -artifact_prefix="$build/crash-$harness-" "$corpus" "tests/fuzz/corpus/$harness" \
     >"$log" 2>&1 || rc=$?
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
   if [ "$rc" -ne 0 ]; then
