@@ -77,6 +77,17 @@ Descriptor create_temp(const fs::path& target, fs::path& temp, const std::string
   throw io_error(fmt::format("cannot write '{}': no unused temporary name beside it", shown));
 }
 
+// Writes all of `text` to `fd`; 0 or the errno of the failed write.
+int write_all(int fd, std::string_view text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string source_name(const fs::path& path) { return path == "-" ? "<stdin>" : path.string(); }
@@ -115,6 +126,16 @@ std::string read_text_file(const fs::path& path) {
 
 void write_text_file(const fs::path& path, std::string_view text) {
   const std::string shown = path.string();
+  // A device or a pipe (/dev/stdout, /dev/null, a FIFO) is written as it is:
+  // replacing it by a regular file would break it, and it has no half-written state.
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    Descriptor out(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (out.get() < 0) throw io_error(fmt::format("cannot write '{}': {}", shown, std::strerror(errno)));
+    int error = write_all(out.get(), text);
+    if (const int closing = out.close(); error == 0) error = closing;
+    if (error != 0) throw io_error(fmt::format("cannot write '{}': {}", shown, std::strerror(error)));
+    return;
+  }
   const fs::path target = write_target(path);
   struct stat existing {};
   const bool exists = ::stat(target.c_str(), &existing) == 0;
@@ -131,12 +152,7 @@ void write_text_file(const fs::path& path, std::string_view text) {
     throw io_error(fmt::format("cannot write '{}': {}", shown, std::strerror(error)));
   };
   if (exists && S_ISREG(existing.st_mode) && ::fchmod(out.get(), existing.st_mode & 07777) != 0) fail(errno);
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(out.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(errno);
-    done += static_cast<std::size_t>(n);
-  }
+  if (const int error = write_all(out.get(), text); error != 0) fail(error);
   if (const int error = out.close(); error != 0) fail(error);
   if (::rename(temp.c_str(), target.c_str()) != 0) fail(errno);
 }

@@ -93,3 +93,8 @@ smelt_hostile_test(stdin.law STDIN ${SMELT_DATA_DIR}/law-ref.json EXIT 0 ARGS fr
 
 add_test(NAME cli.hostile.out COMMAND ${CMAKE_COMMAND} -DSMELT=$<TARGET_FILE:smelt-match>
   -DCONFIG=${SMELT_EX}/smelt-looped-12l.json -DDIR=${SMELT_HOSTILE}/out -P ${CMAKE_CURRENT_SOURCE_DIR}/hostile_out.cmake)
+# A device is written as it is, not replaced by a regular file.
+smelt_hostile_test(out.stdout EXIT 0 ARGS convert ${SMELT_EX}/smelt-looped-12l.json --out /dev/stdout
+  STDOUT_FILE ${SMELT_EX}/smelt-looped-12l.json)
+smelt_hostile_test(out.full EXIT 4 STDOUT_EMPTY ARGS convert ${SMELT_EX}/tiny-moe.json --out /dev/full
+  STDERR "cannot write '/dev/full': No space left on device\n$")
