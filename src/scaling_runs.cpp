@@ -56,8 +56,16 @@ std::vector<std::vector<std::string>> split_csv(std::string_view text, const std
   std::vector<std::string> record;
   std::string field;
   bool quoted = false, any = false;
-  std::size_t line = 1;
+  std::size_t line = 1, fields = 0;
+  // As many fields as a JSON input may hold values: each costs about 90 bytes
+  // held, so 64 MiB of "1\n" would take 3 GB.
+  auto count_field = [&] {
+    if (++fields > detail::kMaxJsonValues)
+      throw config_error(
+          fmt::format("{}:{}: more than {} CSV fields (the limit on input)", source, line, detail::kMaxJsonValues));
+  };
   auto end_record = [&] {
+    count_field();
     record.push_back(quoted ? field : trim(field));
     if (record.size() > 1 || !record[0].empty() || any) records.push_back(std::move(record));
     record.clear(), field.clear(), quoted = any = false;
@@ -81,6 +89,7 @@ std::vector<std::vector<std::string>> split_csv(std::string_view text, const std
       if (next != std::string_view::npos && text[next] != ',' && text[next] != '\n')
         throw config_error(fmt::format("{}:{}: text after a closing quote", source, line));
     } else if (ch == ',') {
+      count_field();
       record.push_back(quoted ? field : trim(field));
       field.clear(), quoted = false, any = true;
     } else if (ch == '\n') {
@@ -107,8 +116,8 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<st
   for (std::size_t r = 1; r < records.size(); ++r) {
     auto& fields = records[r];
     if (fields.size() != t.columns.size()) {
-      violations.push_back(
-          fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(), t.columns.size()));
+      detail::record(violations, fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(),
+                                             t.columns.size()));
       continue;
     }
     t.row_numbers.push_back(r);
@@ -129,7 +138,7 @@ Table json_table(std::string_view text, const std::string& source, std::vector<s
   for (std::size_t r = 0; r < json.size(); ++r) {
     const auto& object = json[r];
     if (!object.is_object()) {
-      violations.push_back(fmt::format("{}: row {}: must be an object", source, r + 1));
+      detail::record(violations, fmt::format("{}: row {}: must be an object", source, r + 1));
       continue;
     }
     t.row_numbers.push_back(r + 1);

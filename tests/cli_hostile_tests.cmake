@@ -64,6 +64,9 @@ smelt_hostile_test(long.name EXIT 0 ARGS count ${H}/long-name.json
 smelt_hostile_test(many.values EXIT 2 STDOUT_EMPTY ARGS count ${H}/many.json
   STDERR "while reading config '[^']*/many.json':\n  [^\n]*/many.json: more than 4194304 JSON values \\(the limit on input\\)\n$")
 
+smelt_hostile_test(many.fields EXIT 2 STDOUT_EMPTY ARGS fit ${H}/many.csv
+  STDERR "error: [^\n]*/many.csv:4194305: more than 4194304 CSV fields \\(the limit on input\\)\n$")
+
 set(limit "the 64 MiB \\(67108864 bytes\\) input limit\n$")
 smelt_hostile_test(size.file EXIT 4 STDOUT_EMPTY ARGS count ${H}/big.json
   STDERR "while reading config '[^']*/big.json': cannot read '[^']*/big.json': 67108865 bytes is more than ${limit}")

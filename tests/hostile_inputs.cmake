@@ -33,6 +33,10 @@ file(WRITE ${DIR}/long-key.json "${long_key}")
 string(REPEAT "0," 4194301 zeros)
 file(WRITE ${DIR}/many.json "{\"schema_version\":1,\"x\":[${zeros}0]}\n")
 
+# The header's field and 4194304 more: one CSV field over the same limit.
+string(REPEAT "1\n" 4194304 ones)
+file(WRITE ${DIR}/many.csv "N\n${ones}")
+
 # One byte over the 64 MiB input limit.
 string(REPEAT " " 1048576 mib)
 string(REPEAT "${mib}" 64 big)
