@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
+#include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
 #include "table.hpp"
 
@@ -153,7 +154,7 @@ int run_frontier(const FrontierArgs& args) {
       const std::string stem = std::filesystem::path(file).stem().string();
       for (std::size_t i = 0; i < read.size(); ++i) {
         std::string unlabelled = read.size() == 1 ? stem : fmt::format("{}[{}]", stem, i);
-        laws.push_back({std::move(read[i]), std::move(unlabelled), file});
+        laws.push_back({std::move(read[i]), std::move(unlabelled), source_name(file)});
       }
     } catch (const config_error& e) {
       errors.insert(errors.end(), e.violations().begin(), e.violations().end());

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
+
 namespace smelt::cli {
 
 std::string human(double v, Unit unit) {
@@ -29,7 +31,11 @@ std::string human(double v, Unit unit) {
   return number + kSuffix[i];
 }
 
-std::string render_table(const std::vector<std::string>& columns, const std::vector<Row>& rows) {
+std::string render_table(const std::vector<std::string>& full_columns, const std::vector<Row>& rows) {
+  // Names are cut: every row is padded to the widest, so one 60 MB model name
+  // would make every line 60 MB.
+  std::vector<std::string> columns;
+  for (const auto& c : full_columns) columns.push_back(detail::excerpt(c));
   std::vector<std::vector<std::string>> cells;
   std::size_t label_width = 0;
   for (const auto& r : rows) label_width = std::max(label_width, r.label.size());
@@ -57,7 +63,12 @@ std::string render_table(const std::vector<std::string>& columns, const std::vec
   return out;
 }
 
-std::string render_cells(const std::vector<std::vector<std::string>>& rows, std::size_t left) {
+std::string render_cells(const std::vector<std::vector<std::string>>& full_rows, std::size_t left) {
+  std::vector<std::vector<std::string>> rows;  // cut, as in render_table
+  for (const auto& r : full_rows) {
+    auto& cut = rows.emplace_back();
+    for (const auto& cell : r) cut.push_back(detail::excerpt(cell));
+  }
   std::vector<std::size_t> width;
   for (const auto& r : rows) {
     width.resize(std::max(width.size(), r.size()));

@@ -24,3 +24,13 @@ echo "== asan + ubsan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"
 ctest --preset asan -j"$jobs"
+
+# Short libFuzzer runs of every reader and the solver options (tests/fuzz/): a
+# fixed number of inputs each under ASan + UBSan; skipped where clang's
+# libFuzzer is missing. SMELT_FUZZ_RUNS=0 skips it.
+echo "== fuzz (short runs)"
+if [ "${SMELT_FUZZ_RUNS:-20000}" -gt 0 ]; then
+  bash scripts/fuzz.sh
+else
+  echo "fuzz: skipped (SMELT_FUZZ_RUNS=0)"
+fi

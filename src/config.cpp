@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "smelt/config.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 
 namespace smelt {
@@ -43,7 +44,8 @@ void parse_span(std::string_view text, std::string_view field, LoopConfig& loop)
                       ? parse_int(text, first) && (last = first, true)
                       : parse_int(text.substr(0, dash), first) && parse_int(text.substr(dash + 1), last);
   if (!ok)
-    throw config_error(fmt::format("{} = \"{}\": must be a 1-based inclusive layer span such as \"4-9\"", field, text));
+    throw config_error(fmt::format("{} = \"{}\": must be a 1-based inclusive layer span such as \"4-9\"", field,
+                                   detail::excerpt(text)));
   loop.first = first;
   loop.last = last;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "smelt/config.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 
 namespace smelt {
@@ -37,7 +38,7 @@ E parse_of(const Names<E, N>& names, std::string_view text, std::string_view fie
     known += known.empty() ? "" : ", ";
     known += n;
   }
-  throw config_error(fmt::format("{} = \"{}\": must be one of {}", field, text, known));
+  throw config_error(fmt::format("{} = \"{}\": must be one of {}", field, detail::excerpt(text), known));
 }
 
 }  // namespace

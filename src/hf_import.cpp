@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "json_reader.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 
 namespace smelt::detail {
@@ -46,7 +47,7 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
   const auto* v = o.raw(key);
   if (!v) return std::nullopt;
   if (!v->is_array()) {
-    o.violation(fmt::format("{} = {}: must be a list of integers", o.field(key), v->dump()));
+    o.violation(fmt::format("{} = {}: must be a list of integers", o.field(key), detail::json_excerpt(*v)));
     return std::nullopt;
   }
   std::vector<i64> out;
@@ -54,7 +55,7 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
     if ((*v)[i].is_number_integer())
       out.push_back((*v)[i].get<i64>());
     else
-      o.violation(fmt::format("{}[{}] = {}: must be an integer", o.field(key), i, (*v)[i].dump()));
+      o.violation(fmt::format("{}[{}] = {}: must be an integer", o.field(key), i, detail::json_excerpt((*v)[i])));
   }
   return out;
 }
@@ -378,7 +379,7 @@ std::optional<Kinds> layer_types(JsonObject& o, const ModelConfig& c) {
   if (!v) return std::nullopt;
   const std::string field = o.field("layer_types");
   if (!v->is_array()) {
-    o.violation(fmt::format("{} = {}: must be a list of attention kinds", field, v->dump()));
+    o.violation(fmt::format("{} = {}: must be a list of attention kinds", field, detail::json_excerpt(*v)));
     return std::nullopt;
   }
   Kinds kinds;
@@ -393,7 +394,7 @@ std::optional<Kinds> layer_types(JsonObject& o, const ModelConfig& c) {
       kinds.push_back(LayerAttention::chunked);
     else
       o.violation(fmt::format("{}[{}] = {}: must be \"full_attention\", \"sliding_attention\" or \"chunked_attention\"",
-                              field, i, e.dump()));
+                              field, i, detail::json_excerpt(e)));
   }
   if (sane_depth(c) && static_cast<i64>(v->size()) != c.num_layers)
     o.violation(fmt::format("{} has {} entries: must have num_hidden_layers = {}", field, v->size(), c.num_layers));
@@ -471,8 +472,8 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
   const auto family =
       std::find_if(kFamilies.begin(), kFamilies.end(), [&](const Family& f) { return f.model_type == type; });
   if (family == kFamilies.end())
-    throw config_error(
-        fmt::format("model_type = \"{}\": not supported; supported: {}", type, fmt::join(hf_model_types(), ", ")));
+    throw config_error(fmt::format("model_type = \"{}\": not supported; supported: {}", excerpt(type),
+                                   fmt::join(hf_model_types(), ", ")));
 
   ModelConfig c;
   c.name = root.string("_name_or_path", "");

@@ -1,10 +1,4 @@
-// Format detection, file reading and atomic writing.
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-#include <system_error>
-
+// Format detection and reading configs (file_io.cpp reads and writes files).
 #include <fmt/format.h>
 
 #include "hf_import.hpp"
@@ -39,49 +33,19 @@ ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
 
 std::vector<std::string> supported_hf_model_types() { return detail::hf_model_types(); }
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw io_error(fmt::format("cannot open '{}': {}", path.string(), std::strerror(errno)));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw io_error(fmt::format("cannot read '{}'", path.string()));
-  return buffer.str();
-}
-
 ModelConfig read_config(const std::filesystem::path& path) {
-  const std::string where = fmt::format("while reading config '{}'", path.string());
+  const std::string source = source_name(path);
+  const std::string where = fmt::format("while reading config '{}'", source);
   std::string text;
   try {
     text = read_text_file(path);
-    return parse_config(text, path.string());
+    return parse_config(text, source);
   } catch (const config_error& e) {
     std::vector<std::string> lines{where + ":"};
     for (const auto& v : e.violations()) lines.push_back("  " + v);
     throw config_error(std::move(lines));
   } catch (const io_error& e) {
     throw io_error(fmt::format("{}: {}", where, e.what()));
-  }
-}
-
-void write_text_file(const std::filesystem::path& path, std::string_view text) {
-  std::filesystem::path temp = path;
-  temp += ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw io_error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      throw io_error(fmt::format("cannot write '{}'", path.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    throw io_error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
   }
 }
 

@@ -6,32 +6,54 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 
 namespace smelt::detail {
 
-nlohmann::json parse_json_text(std::string_view text, std::string_view source) {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann gives a byte offset (1-based, one past the offending byte).
-    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    std::size_t line = 1;
-    std::size_t column = 1;
-    for (std::size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
+namespace {
+
+// Appends `v` compactly, stopping once `out` holds more than `limit` bytes.
+void render(const nlohmann::json& v, std::string& out, std::size_t limit) {
+  if (out.size() > limit) return;
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  if (v.is_string()) {
+    // Only the head of a long string is escaped: the rest would be cut anyway.
+    out += nlohmann::json(excerpt(v.get_ref<const std::string&>(), limit)).dump(-1, ' ', false, kReplace);
+  } else if (v.is_array()) {
+    out += '[';
+    for (std::size_t i = 0; i < v.size() && out.size() <= limit; ++i) {
+      if (i > 0) out += ',';
+      render(v[i], out, limit);
     }
-    std::string what = e.what();
-    // Keep nlohmann's explanation, drop its "[json.exception...] parse error at ...: " prefix.
-    const auto cut = what.find(": syntax error");
-    if (cut != std::string::npos) what = what.substr(cut + 2);
-    throw config_error(fmt::format("{}:{}:{}: malformed JSON: {}", source, line, column, what));
+    out += ']';
+  } else if (v.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() <= limit; ++it, first = false) {
+      if (!first) out += ',';
+      out += nlohmann::json(excerpt(it.key(), limit)).dump(-1, ' ', false, kReplace) + ':';
+      render(it.value(), out, limit);
+    }
+    out += '}';
+  } else {
+    out += v.dump();  // a number, a boolean or null: a few bytes
   }
+}
+
+}  // namespace
+
+void record(std::vector<std::string>& violations, std::string message) {
+  if (violations.size() < kMaxViolations)
+    violations.push_back(std::move(message));
+  else if (violations.size() == kMaxViolations)
+    violations.push_back(fmt::format("(more violations after the first {} are not listed)", kMaxViolations));
+}
+
+std::string json_excerpt(const nlohmann::json& value) {
+  std::string out;
+  render(value, out, kExcerptBytes);
+  return excerpt(out);
 }
 
 namespace {
@@ -52,14 +74,18 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }  // namespace
 
 std::string nearest(std::string_view word, const std::vector<std::string>& known) {
+  // Close means at most a third of the word differs (at least 2 edits allowed).
+  const std::size_t allowed = std::max<std::size_t>(2, word.size() / 3);
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& k : known) {
+    // Lengths further apart than that are never close: skipping them also keeps
+    // a 60 MB key from costing an edit distance against every known word.
+    if (k.size() > word.size() + allowed || word.size() > k.size() + allowed) continue;
     const std::size_t d = edit_distance(word, k);
     if (d < best_distance) best_distance = d, best = k;
   }
-  // Close means at most a third of the word differs (at least 2 edits allowed).
-  return best_distance <= std::max<std::size_t>(2, word.size() / 3) ? best : "";
+  return best_distance <= allowed ? best : "";
 }
 
 JsonObject::JsonObject(const nlohmann::json& json, std::string path, std::vector<std::string>& violations)
@@ -93,7 +119,7 @@ std::int64_t JsonObject::integer(std::string_view key, std::optional<std::int64_
     const double d = v->get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return static_cast<std::int64_t>(d);
   }
-  violation(fmt::format("{} = {}: must be an integer", field(key), v->dump()));
+  violation(fmt::format("{} = {}: must be an integer", field(key), json_excerpt(*v)));
   return fallback.value_or(0);
 }
 
@@ -101,7 +127,7 @@ double JsonObject::number(std::string_view key, std::optional<double> fallback) 
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or(0.0);
   if (v->is_number()) return v->get<double>();
-  violation(fmt::format("{} = {}: must be a number", field(key), v->dump()));
+  violation(fmt::format("{} = {}: must be a number", field(key), json_excerpt(*v)));
   return fallback.value_or(0.0);
 }
 
@@ -109,7 +135,7 @@ bool JsonObject::boolean(std::string_view key, std::optional<bool> fallback) {
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or(false);
   if (v->is_boolean()) return v->get<bool>();
-  violation(fmt::format("{} = {}: must be true or false", field(key), v->dump()));
+  violation(fmt::format("{} = {}: must be true or false", field(key), json_excerpt(*v)));
   return fallback.value_or(false);
 }
 
@@ -117,7 +143,7 @@ std::string JsonObject::string(std::string_view key, std::optional<std::string> 
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or("");
   if (v->is_string()) return v->get<std::string>();
-  violation(fmt::format("{} = {}: must be a string", field(key), v->dump()));
+  violation(fmt::format("{} = {}: must be a string", field(key), json_excerpt(*v)));
   return fallback.value_or("");
 }
 
@@ -125,7 +151,7 @@ std::optional<JsonObject> JsonObject::object(std::string_view key, bool optional
   const auto* v = find(key, !optional);
   if (!v) return std::nullopt;
   if (!v->is_object()) {
-    violation(fmt::format("{} = {}: must be an object", field(key), v->dump()));
+    violation(fmt::format("{} = {}: must be an object", field(key), json_excerpt(*v)));
     return std::nullopt;
   }
   return JsonObject(*v, field(key), *violations_);
@@ -135,8 +161,9 @@ void JsonObject::reject_unknown_keys() {
   for (const auto& [key, value] : json_->items()) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     const std::string hint = nearest(key, known_);
-    violation(hint.empty() ? fmt::format("{}: unknown key", field(key))
-                           : fmt::format("{}: unknown key (did you mean \"{}\"?)", field(key), hint));
+    const std::string name = field(excerpt(key));
+    violation(hint.empty() ? fmt::format("{}: unknown key", name)
+                           : fmt::format("{}: unknown key (did you mean \"{}\"?)", name, hint));
   }
 }
 

@@ -12,8 +12,29 @@
 
 namespace smelt::detail {
 
-// Parses JSON text; a syntax error becomes config_error "SOURCE:LINE:COLUMN: malformed JSON: ...".
+// Deepest nesting parse_json_text accepts: smelt's own formats and Hugging
+// Face configs need at most 5 levels.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+// Most values (numbers, strings, arrays, ...) one input may hold: a parsed
+// value takes 30 to 80 bytes, so 64 MiB of "[],[],..." would take 1.7 GB.
+// The largest real inputs (law files with 16,000 bootstrap samples, 100,000
+// runs) hold under a million.
+inline constexpr std::size_t kMaxJsonValues = std::size_t{1} << 22;
+
+// Parses JSON text (json_parse.cpp). Every failure is a config_error
+// "SOURCE:LINE:COLUMN: ...": malformed JSON, nesting deeper than kMaxJsonDepth,
+// a number beyond a double; "SOURCE: ..." for more than kMaxJsonValues values;
+// text longer than kMaxInputBytes is refused unread.
 nlohmann::json parse_json_text(std::string_view text, std::string_view source);
+
+// A JSON value as a message shows it: compact, cut to kExcerptBytes and "...",
+// without ever rendering more than that (a value may be 60 MB).
+std::string json_excerpt(const nlohmann::json& value);
+
+// Violations one input reports before the rest are summed up in one line: a
+// 64 MiB array of bad values would otherwise cost gigabytes of messages.
+inline constexpr std::size_t kMaxViolations = 100;
+void record(std::vector<std::string>& violations, std::string message);
 
 // The known word closest to `word` (edit distance), or "" if none is close.
 std::string nearest(std::string_view word, const std::vector<std::string>& known);
@@ -39,7 +60,7 @@ class JsonObject {
   void reject_unknown_keys();
 
   std::string field(std::string_view key) const;  // "path.key"
-  void violation(std::string message) { violations_->push_back(std::move(message)); }
+  void violation(std::string message) { record(*violations_, std::move(message)); }
   std::vector<std::string>& violations() { return *violations_; }
   const nlohmann::json& json() const { return *json_; }
 

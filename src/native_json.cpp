@@ -49,11 +49,12 @@ void read_attention(detail::JsonObject a, ModelConfig& c) {
     at.pattern.clear();
     if (!p->is_array())
       a.violation(fmt::format("{} = {}: must be an array of \"full\", \"sliding\" or \"chunked\"", a.field("pattern"),
-                              p->dump()));
+                              detail::json_excerpt(*p)));
     for (std::size_t i = 0; p->is_array() && i < p->size(); ++i) {
       const std::string field = fmt::format("{}[{}]", a.field("pattern"), i);
       try {
-        if (!(*p)[i].is_string()) throw config_error(fmt::format("{} = {}: must be a string", field, (*p)[i].dump()));
+        if (!(*p)[i].is_string())
+          throw config_error(fmt::format("{} = {}: must be a string", field, detail::json_excerpt((*p)[i])));
         at.pattern.push_back(parse_layer_attention((*p)[i].get<std::string>(), field));
       } catch (const config_error& e) {
         a.violation(e.what());
@@ -81,7 +82,8 @@ void read_moe(detail::JsonObject m, ModelConfig& c) {
         if ((*layers)[i].is_number_integer())
           moe.layers.push_back((*layers)[i].get<std::int64_t>());
         else
-          m.violation(fmt::format("{}[{}] = {}: must be an integer", m.field("layers"), i, (*layers)[i].dump()));
+          m.violation(
+              fmt::format("{}[{}] = {}: must be an integer", m.field("layers"), i, detail::json_excerpt((*layers)[i])));
       }
       if (layers->empty()) m.violation(fmt::format("{} = []: must list at least one layer", m.field("layers")));
     } else if (layers->is_object()) {
@@ -92,7 +94,7 @@ void read_moe(detail::JsonObject m, ModelConfig& c) {
       rule.reject_unknown_keys();
     } else {
       m.violation(fmt::format("{} = {}: must be a list of 1-based layers or {{\"first_dense\", \"every\", \"phase\"}}",
-                              m.field("layers"), layers->dump()));
+                              m.field("layers"), detail::json_excerpt(*layers)));
     }
   }
   m.reject_unknown_keys();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_reader.hpp"
+#include "scaling_readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
@@ -52,7 +53,7 @@ std::vector<double> numbers(const nlohmann::json& v, std::size_t count, const st
     for (const auto& x : v)
       if (x.is_number()) out.push_back(x.get<double>());
   if (out.size() != count) {
-    violations.push_back(fmt::format("{} = {}: must be {}", field, v.dump(), rule));
+    violations.push_back(fmt::format("{} = {}: must be {}", field, detail::json_excerpt(v), rule));
     out.clear();
   }
   return out;
@@ -90,7 +91,8 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<st
   law.converged = o.boolean("converged", false);
   law.status = o.string("status", "");
   if (const auto* b = o.raw("bootstrap")) {
-    if (!b->is_array()) violations.push_back(fmt::format("{} = {}: must be an array", o.field("bootstrap"), b->dump()));
+    if (!b->is_array())
+      violations.push_back(fmt::format("{} = {}: must be an array", o.field("bootstrap"), detail::json_excerpt(*b)));
     for (std::size_t i = 0; b->is_array() && i < b->size(); ++i) {
       const std::string rule = fmt::format("an array of {} numbers ({})", names.size(), list);
       auto sample = numbers((*b)[i], names.size(), fmt::format("{}[{}]", o.field("bootstrap"), i), rule, violations);
@@ -138,7 +140,8 @@ std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<std::string>
   if (!list)
     violations.push_back("laws: missing (required)");
   else if (!list->is_array() || list->empty())
-    violations.push_back(fmt::format("laws = {}: must be a non-empty array of law objects", list->dump()));
+    violations.push_back(
+        fmt::format("laws = {}: must be a non-empty array of law objects", detail::json_excerpt(*list)));
   else
     for (std::size_t i = 0; i < list->size(); ++i)
       laws.push_back(read_law((*list)[i], fmt::format("laws[{}]", i), violations));
@@ -157,19 +160,23 @@ std::string laws_to_json(const std::vector<Law>& laws) {
 }
 
 std::vector<Law> read_laws(const std::string& path) {
-  const std::string where = fmt::format("while reading laws '{}'", path);
+  try {
+    return detail::parse_law_file(read_text_file(path), source_name(path));
+  } catch (const io_error& e) {
+    throw io_error(fmt::format("while reading laws '{}': {}", source_name(path), e.what()));
+  }
+}
+
+std::vector<Law> detail::parse_law_file(std::string_view text, const std::string& source) {
   std::vector<std::string> violations;
   std::vector<Law> laws;
   try {
-    const std::string text = read_text_file(path);
-    laws = parse_laws(detail::parse_json_text(text, path), violations);
+    laws = parse_laws(detail::parse_json_text(text, source), violations);
   } catch (const config_error& e) {
     violations = e.violations();
-  } catch (const io_error& e) {
-    throw io_error(fmt::format("{}: {}", where, e.what()));
   }
   if (violations.empty()) return laws;
-  std::vector<std::string> lines{where + ":"};
+  std::vector<std::string> lines{fmt::format("while reading laws '{}':", source)};
   for (const auto& v : violations) lines.push_back("  " + v);
   throw config_error(std::move(lines));
 }

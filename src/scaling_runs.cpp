@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "json_reader.hpp"
+#include "scaling_readers.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
@@ -54,8 +56,16 @@ std::vector<std::vector<std::string>> split_csv(std::string_view text, const std
   std::vector<std::string> record;
   std::string field;
   bool quoted = false, any = false;
-  std::size_t line = 1;
+  std::size_t line = 1, fields = 0;
+  // As many fields as a JSON input may hold values: each costs about 90 bytes
+  // held, so 64 MiB of "1\n" would take 3 GB.
+  auto count_field = [&] {
+    if (++fields > detail::kMaxJsonValues)
+      throw config_error(
+          fmt::format("{}:{}: more than {} CSV fields (the limit on input)", source, line, detail::kMaxJsonValues));
+  };
   auto end_record = [&] {
+    count_field();
     record.push_back(quoted ? field : trim(field));
     if (record.size() > 1 || !record[0].empty() || any) records.push_back(std::move(record));
     record.clear(), field.clear(), quoted = any = false;
@@ -79,6 +89,7 @@ std::vector<std::vector<std::string>> split_csv(std::string_view text, const std
       if (next != std::string_view::npos && text[next] != ',' && text[next] != '\n')
         throw config_error(fmt::format("{}:{}: text after a closing quote", source, line));
     } else if (ch == ',') {
+      count_field();
       record.push_back(quoted ? field : trim(field));
       field.clear(), quoted = false, any = true;
     } else if (ch == '\n') {
@@ -100,12 +111,13 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<st
   for (std::size_t c = 0; c < t.columns.size(); ++c)
     if (std::find(t.columns.begin(), t.columns.begin() + static_cast<std::ptrdiff_t>(c), t.columns[c]) !=
         t.columns.begin() + static_cast<std::ptrdiff_t>(c))
-      violations.push_back(fmt::format("{}: column \"{}\" appears twice in the header", source, t.columns[c]));
+      violations.push_back(
+          fmt::format("{}: column \"{}\" appears twice in the header", source, detail::excerpt(t.columns[c])));
   for (std::size_t r = 1; r < records.size(); ++r) {
     auto& fields = records[r];
     if (fields.size() != t.columns.size()) {
-      violations.push_back(
-          fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(), t.columns.size()));
+      detail::record(violations, fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(),
+                                             t.columns.size()));
       continue;
     }
     t.row_numbers.push_back(r);
@@ -126,7 +138,7 @@ Table json_table(std::string_view text, const std::string& source, std::vector<s
   for (std::size_t r = 0; r < json.size(); ++r) {
     const auto& object = json[r];
     if (!object.is_object()) {
-      violations.push_back(fmt::format("{}: row {}: must be an object", source, r + 1));
+      detail::record(violations, fmt::format("{}: row {}: must be an object", source, r + 1));
       continue;
     }
     t.row_numbers.push_back(r + 1);
@@ -139,7 +151,7 @@ Table json_table(std::string_view text, const std::string& source, std::vector<s
       } else if (value.is_string()) {
         cell.kind = Cell::Kind::text, cell.shown = value.get<std::string>();
       } else if (!value.is_null()) {
-        cell.kind = Cell::Kind::text, cell.shown = value.dump();
+        cell.kind = Cell::Kind::text, cell.shown = detail::json_excerpt(value);
       }
       row.emplace_back(key, std::move(cell));
     }
@@ -170,18 +182,19 @@ class RowReader {
       const std::string& s = cell->shown;
       const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
       if (ec != std::errc() || end != s.data() + s.size())
-        return bad(fmt::format("{} = \"{}\": must be a number", column, s));
+        return bad(fmt::format("{} = \"{}\": must be a number", column, detail::excerpt(s)));
     }
-    if (!std::isfinite(v)) return bad(fmt::format("{} = {}: must be a finite number", column, cell->shown));
-    if (rule == Rule::positive && !(v > 0)) return bad(fmt::format("{} = {}: must be positive", column, cell->shown));
+    const std::string shown = detail::excerpt(cell->shown);
+    if (!std::isfinite(v)) return bad(fmt::format("{} = {}: must be a finite number", column, shown));
+    if (rule == Rule::positive && !(v > 0)) return bad(fmt::format("{} = {}: must be positive", column, shown));
     if (rule == Rule::fraction && !(v >= 0 && v < 1))
-      return bad(fmt::format("{} = {}: must be in [0, 1)", column, cell->shown));
+      return bad(fmt::format("{} = {}: must be in [0, 1)", column, shown));
     return v;
   }
 
  private:
   std::optional<double> bad(const std::string& what) {
-    violations_.push_back(fmt::format("{}: row {}: {}", source_, row_, what));
+    detail::record(violations_, fmt::format("{}: row {}: {}", source_, row_, what));
     return std::nullopt;
   }
   const std::string& source_;
@@ -210,8 +223,12 @@ std::vector<std::string> parameter_names(LawForm form) {
 
 std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column,
                            const std::vector<std::pair<std::string, std::string>>& renames) {
-  const std::string file = read_text_file(path);
-  std::string_view text = file;
+  return detail::parse_runs(read_text_file(path), source_name(path), form, label_column, renames);
+}
+
+std::vector<Run> detail::parse_runs(std::string_view text, const std::string& path, LawForm form,
+                                    const std::string& label_column,
+                                    const std::vector<std::pair<std::string, std::string>>& renames) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark (spreadsheets write one)
   std::vector<std::string> violations;
   const auto first = text.find_first_not_of(" \t\r\n");

@@ -1,8 +1,12 @@
 # Runs one command and checks its exit code, standard output and standard
 # error: -DCOMMAND=<arguments separated by |> -DEXIT=<code> [-DSTDOUT=<regex>] [-DSTDERR=<regex>]
-# [-DSTDOUT_EMPTY=1] [-DSTDOUT_FILE=<expected bytes>].
+# [-DSTDOUT_EMPTY=1] [-DSTDOUT_FILE=<expected bytes>] [-DSTDIN=<file given as standard input>].
 string(REPLACE "|" ";" COMMAND "${COMMAND}")
-execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(input)
+if(DEFINED STDIN)
+  set(input INPUT_FILE ${STDIN})
+endif()
+execute_process(COMMAND ${COMMAND} ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(report "command: ${COMMAND}\nexit: ${rc}\nstdout:\n${out}\nstderr:\n${err}")
 if(NOT rc STREQUAL EXIT)
   message(FATAL_ERROR "expected exit code ${EXIT}\n${report}")

@@ -1,0 +1,19 @@
+// Cutting user text before it is echoed in a message or a table: an input can
+// carry a 60 MB name or value, and copying it into every line that mentions it
+// multiplies the memory it takes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace smelt::detail {
+
+// How many bytes of a value a message shows before "...".
+inline constexpr std::size_t kExcerptBytes = 60;
+
+// `text` itself when it has at most `limit` bytes; otherwise its first bytes,
+// cut at a UTF-8 character boundary so the result stays valid UTF-8, and "...".
+std::string excerpt(std::string_view text, std::size_t limit = kExcerptBytes);
+
+}  // namespace smelt::detail

@@ -1,0 +1,45 @@
+// derive's solver options as the command line gives them: one argument per
+// input line, parsed by CLI11 as smelt-match does, then make_setup and the
+// solver's resolution of the search space (make_plan) on a small Baseline, and
+// the solve itself when the space is small. The first byte picks the Baseline.
+#include <string>
+#include <vector>
+
+#include "../test_configs.hpp"
+#include "harness.hpp"
+#include "smelt/error.hpp"
+#include "solve_space.hpp"
+#include "solver_options.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace smelt;
+  if (size == 0 || size > 4096) return 0;
+  const ModelConfig baseline = (data[0] & 1) != 0 ? test::tiny_dense(4) : test::tiny_moe();
+  std::vector<std::string> args;
+  std::string arg;
+  for (const char c : fuzz::text_of(data + 1, size - 1)) {
+    if (c == '\n') {
+      args.push_back(arg), arg.clear();
+    } else {
+      arg += c;
+    }
+  }
+  if (!arg.empty()) args.push_back(arg);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+
+  CLI::App app;
+  cli::SolverArgs options;
+  cli::add_solver_options(&app, options, true);
+  try {
+    app.parse(reversed);
+  } catch (const CLI::Error&) {
+    return 0;  // CLI11 rejects it before smelt sees it
+  }
+  try {
+    const cli::SolverSetup s = cli::make_setup(options);
+    const detail::Plan plan = detail::make_plan(baseline, s.recipe, s.space, s.options);
+    if (plan.space_size() <= 4096) (void)solve(baseline, s.recipe, s.space, s.options);
+  } catch (const smelt::error&) {
+  }
+  return 0;
+}
