@@ -85,10 +85,6 @@ std::string render_cells(const std::vector<std::vector<std::string>>& full_rows,
   return out;
 }
 
-std::string shown_name(const std::string& name) {
-  constexpr std::size_t kShown = 64;
-  if (name.size() <= kShown) return name;
-  return fmt::format("{}... ({} bytes)", name.substr(0, kShown), name.size());
-}
+std::string shown_name(const std::string& name) { return detail::name_excerpt(name); }
 
 }  // namespace smelt::cli

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling.hpp"
 
@@ -33,7 +34,7 @@ constexpr std::size_t kShownLabel = 64;
 std::string law_name(const std::string& label) {
   if (label.empty()) return "law";
   if (label.size() <= kShownLabel) return fmt::format("law '{}'", label);
-  return fmt::format("law '{}...' ({} bytes)", label.substr(0, kShownLabel), label.size());
+  return fmt::format("law '{}' ({} bytes)", detail::excerpt(label, kShownLabel), label.size());
 }
 std::string law_name(const Law& law) { return law_name(law.label); }
 

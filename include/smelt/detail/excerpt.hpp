@@ -16,4 +16,8 @@ inline constexpr std::size_t kExcerptBytes = 60;
 // cut at a UTF-8 character boundary so the result stays valid UTF-8, and "...".
 std::string excerpt(std::string_view text, std::size_t limit = kExcerptBytes);
 
+// A name as tables and messages show it: whole up to `limit` bytes, else its
+// excerpt and its length ("abc... (100000 bytes)"), so a cut name is seen as cut.
+std::string name_excerpt(std::string_view name, std::size_t limit = 64);
+
 }  // namespace smelt::detail
