@@ -101,7 +101,10 @@ std::vector<std::string> sweep_violations(const ModelConfig& baseline, const Swe
     if (!(f >= 0 && f <= 1))
       errors.push_back(fmt::format("--spans = {}: must be a fraction of the layers in [0, 1] (0% to 100%)", f));
   for (const i64 n : o.loops)
-    if (n < 1) errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+    if (n < 1)
+      errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+    else if (n > LoopRecipe::max_loops)
+      errors.push_back(fmt::format("--loops = {}: must be at most {}", n, LoopRecipe::max_loops));
   const bool loop_rows = std::any_of(o.spans.begin(), o.spans.end(), [](double f) { return f > 0; });
   if (loop_rows && o.loops.empty())
     errors.push_back("--loops = \"\": must list at least one loop count for the spans above 0");
