@@ -106,7 +106,7 @@ LayerPlan make_layer_plan(const ModelConfig& config, const BenchOptions& options
   plan.context = context;
   plan.sequences = tokens / context;
   plan.moe_only = options.moe_only;
-  for (const LayerVisit& v : schedule(config).visits) plan.visits.push_back(v.layer);
+  for (const LayerVisit& v : schedule(config).visits()) plan.visits.push_back(v.layer);
   try {
     add_analytic(plan);
   } catch (const detail::overflow& e) {
