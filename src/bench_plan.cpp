@@ -3,6 +3,7 @@
 // way, so that a CUDA run can be checked against the CPU reference.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 
@@ -37,6 +38,10 @@ std::vector<std::string> option_errors(const ModelConfig& c, const BenchOptions&
   // A defaulted context divides the tokens unless the tokens exceed the config's context.
   if (errors.empty() && tokens % context != 0)
     errors.push_back(fmt::format("--tokens = {}: must be a multiple of --context = {}", tokens, context));
+  // The float32 runs scale looped updates by it: it must be a float.
+  if (c.loop.residual_scale > std::numeric_limits<float>::max())
+    errors.push_back(fmt::format("loop.residual_scale = {}: the benchmark runs in float32, so it must be at most {}",
+                                 c.loop.residual_scale, std::numeric_limits<float>::max()));
   if (o.warmup < 0) errors.push_back(fmt::format("--warmup = {}: must be at least 0", o.warmup));
   if (o.warmup > kMaxRuns) errors.push_back(fmt::format("--warmup = {}: must be at most {}", o.warmup, kMaxRuns));
   if (o.repetitions < 1) errors.push_back(fmt::format("--repetitions = {}: must be positive", o.repetitions));

@@ -19,6 +19,7 @@ constexpr i64 kMaxSize = i64{1} << 24;
 constexpr i64 kMaxExperts = i64{1} << 20;
 constexpr i64 kMaxDepth = i64{1} << 16;
 constexpr i64 kMaxContext = i64{1} << 30;
+constexpr i64 kMaxContexts = 64;
 constexpr double kMaxTolerancePct = 1e6;             // tolerance x 1e6 must fit an integer (solve_result.cpp)
 constexpr i64 kMaxGeometries = i64{1} << 20;         // the search ranks every geometry, keeping its budgets
 constexpr i64 kMaxLoopsEvaluated = i64{50'000'000};  // geometries x hidden sizes the search may visit
@@ -138,6 +139,9 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   }
 
   plan.contexts = options.contexts.empty() ? std::vector<i64>{b.context_length} : options.contexts;
+  // Every candidate is counted once per context.
+  if (static_cast<i64>(plan.contexts.size()) > kMaxContexts)
+    errors.push_back(fmt::format("--context: {} contexts listed: at most {}", plan.contexts.size(), kMaxContexts));
   for (const i64 t : plan.contexts)
     if (t < 1 || t > kMaxContext)
       errors.push_back(fmt::format("--context = {}: must be between 1 and {}", t, kMaxContext));

@@ -255,3 +255,10 @@ TEST_CASE("head counts and their KV divisors are listed in order, as brute force
   REQUIRE(fast.candidates.size() == 11);
   for (std::size_t i = 0; i < 11; ++i) CHECK(fast.candidates[i].knobs == brute.candidates[i].knobs);
 }
+
+TEST_CASE("the contexts to match at are bounded in number", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  CHECK(errors_of(b, {}, {}, {.contexts = std::vector<i64>(65, 8)}) ==
+        std::vector<std::string>{"--context: 65 contexts listed: at most 64"});
+  CHECK(solve(b, {}, {}, {.contexts = std::vector<i64>(64, 8)}).candidates.front().budgets.size() == 64);
+}

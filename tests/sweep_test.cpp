@@ -308,3 +308,12 @@ TEST_CASE("sweep: loop counts are bounded as a config's loop.count", "[sweep]") 
                                  "--depths = nan: must be a depth multiplier > 0",
                                  "--depths = inf: must be a depth multiplier > 0"});
 }
+
+TEST_CASE("sweep: each list holds at most 64 values", "[sweep]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  SweepOptions o;
+  o.spans = std::vector<double>(65, 0.5);  // once deduplicated pairwise: quadratic in the list
+  o.loops = std::vector<std::int64_t>(100, 2);
+  CHECK(sweep_violations(b, o) ==
+        std::vector<std::string>{"--spans: 65 values listed: at most 64", "--loops: 100 values listed: at most 64"});
+}
