@@ -139,9 +139,9 @@ Run add_bench(CLI::App& app) {
                                       "the tokens)");
   sub->add_flag("--moe-only", a->moe_only, "Run the MoE (or FFN) sublayer alone, without attention");
   sub->add_flag("--balanced", a->balanced, "Give every expert the same load instead of routing");
-  sub->add_option("--warmup", a->warmup, "Untimed runs first (default 3)");
-  sub->add_option("--repetitions", a->repetitions, "Timed runs; the median is reported (default 20)");
-  sub->add_flag("--force", a->force, "Run a CPU benchmark even when its estimated time exceeds the bound");
+  sub->add_option("--warmup", a->warmup, "Untimed runs first, 0 to 1000 (default 3)");
+  sub->add_option("--repetitions", a->repetitions, "Timed runs, 1 to 1000; the median is reported (default 20)");
+  sub->add_flag("--force", a->force, "Run a CPU benchmark past its time and memory bounds (docs/bench.md)");
   sub->add_flag("--json", a->json, "Print ordered JSON instead of text");
   return [a] { return run(*a); };
 }

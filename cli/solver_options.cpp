@@ -47,10 +47,11 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
   if (recipe) {
     sub->add_option("--span", a.span,
                     "Looped layers: middle-half (default), full, a fraction (0.25 or 25%), or 1-based \"4-9\"");
-    sub->add_option("--loops", a.loops, "Passes through the span (default 2)");
+    sub->add_option("--loops", a.loops, "Passes through the span, 1 to 1024 (default 2)");
     a.residual_scale_option =
         sub->add_option("--residual-scale", a.residual_scale, "Scale on looped residual updates (default 1/loops)");
-    a.depth_option = sub->add_option("--depth", a.depth, "Layers of the derived model (default: the Baseline's)");
+    a.depth_option =
+        sub->add_option("--depth", a.depth, "Layers of the derived model, 1 to 65536 (default: the Baseline's)");
   }
   sub->add_option("--hidden", a.hidden,
                   "Hidden size: a value or LO:HI (default: multiples of --align-hidden in [H/4, H])");
@@ -62,17 +63,18 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
                   "KV heads: a value or LO:HI, divisors of the query heads (default: up to the Baseline's)");
   sub->add_option("--heads", a.heads, "Query heads: a value or LO:HI (default: the Baseline's)");
   sub->add_flag("--free-heads", a.free_heads, "Let the query heads move in [heads/2, 2 heads]");
-  sub->add_option("--align-hidden", a.align_hidden, "Hidden sizes are multiples of this (default 64)");
-  sub->add_option("--align-experts", a.align_experts, "Expert counts are multiples of this (default 8)");
-  sub->add_option("--align-head-dim", a.align_head_dim, "Head sizes are multiples of this (default 8)");
-  sub->add_option("--min-head-dim", a.min_head_dim, "Smallest head size (default 32)");
-  sub->add_option("--align-ffn", a.align_ffn, "FFN widths round to multiples of this (default 16)");
+  sub->add_option("--align-hidden", a.align_hidden, "Hidden sizes are multiples of this, 1 to 2^24 (default 64)");
+  sub->add_option("--align-experts", a.align_experts, "Expert counts are multiples of this, 1 to 2^20 (default 8)");
+  sub->add_option("--align-head-dim", a.align_head_dim, "Head sizes are multiples of this, 1 to 2^24 (default 8)");
+  sub->add_option("--min-head-dim", a.min_head_dim, "Smallest head size, 1 to 2^24 (default 32)");
+  sub->add_option("--align-ffn", a.align_ffn, "FFN widths round to multiples of this, 1 to 2^24 (default 16)");
   sub->add_option("--ffn", a.ffn, "FFN widths: proportional to H (default) or fixed");
   sub->add_option("--match", a.match, "Budgets to match, comma-separated: flops,params,kv (default all three)");
   sub->add_flag("--flops-with-head", a.flops_with_head, "Include the LM head in the FLOPs budget");
-  sub->add_option("--context", a.context, "Context length(s) to match at, comma-separated (default: the Baseline's)");
+  sub->add_option("--context", a.context,
+                  "Context length(s) to match at, comma-separated, at most 64 (default: the Baseline's)");
   sub->add_option("--tolerance", a.tolerance,
-                  "Largest acceptable mismatch in percent (default 1); above it, exit code 3");
+                  "Largest acceptable mismatch in percent, 0 to 1e6 (default 1); above it, exit code 3");
   sub->add_option("--top", a.top, "Candidates to report: the best and TOP - 1 alternatives (default 5)");
 }
 

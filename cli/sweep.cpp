@@ -174,7 +174,8 @@ Run add_sweep(CLI::App& app) {
   sub->add_option("--spans", args->spans,
                   "Fractions of the layers to loop, centred: 0.25 or 25%, comma-separated; 0 is the unlooped "
                   "Baseline (default 0,0.25,0.5,0.75,1)");
-  sub->add_option("--loops", args->loops, "Loop counts for each span above 0, comma-separated (default 2,3,4)");
+  sub->add_option("--loops", args->loops,
+                  "Loop counts (1 to 1024) for each span above 0, comma-separated (default 2,3,4)");
   sub->add_option("--depths", args->depths,
                   "Depth multipliers of the Baseline's layers for unlooped depth-to-width rows, comma-separated; "
                   "\"\" or none for no depth rows (default 0.5,0.75,1.25,1.5)");

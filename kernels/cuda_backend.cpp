@@ -17,6 +17,7 @@
 #include "gemm.hpp"
 #include "layer_kernels.hpp"
 #include "layer_runner.hpp"
+#include "smelt/detail/checked.hpp"
 #include "smelt/error.hpp"
 #include "timing.hpp"
 
@@ -66,13 +67,23 @@ void check_supported(const LayerPlan& plan) {
                                    kMaxExperts, d.top_k, d.experts));
 }
 
+// Checked arithmetic, as the CPU reference's bounds (bench_plan.cpp): a sum
+// that wrapped would pass the device check it exists for.
 std::size_t bytes_needed(const LayerPlan& plan, const LayerPlan& check, i64 copies) {
-  i64 bytes = LayerRunner::workspace_bytes(plan);
-  for (const i64 layer : std::set<i64>(plan.visits.begin(), plan.visits.end()))
-    bytes += layer_weight_bytes(plan.config, layer, plan.moe_only);
-  const i64 h = plan.config.hidden_size;
-  bytes += (copies * plan.tokens + check.tokens) * h * static_cast<i64>(sizeof(float) + sizeof(bf16));
-  return static_cast<std::size_t>(bytes) + dense_rate_bytes(kDenseN) + kOverhead;
+  using smelt::detail::add;
+  using smelt::detail::mul;
+  try {
+    i64 bytes = LayerRunner::workspace_bytes(plan);
+    for (const i64 layer : std::set<i64>(plan.visits.begin(), plan.visits.end()))
+      bytes = add(bytes, layer_weight_bytes(plan.config, layer, plan.moe_only), "device bytes");
+    const i64 rows = add(mul(copies, plan.tokens, "device bytes"), check.tokens, "device bytes");
+    const i64 row_bytes = mul(plan.config.hidden_size, sizeof(float) + sizeof(bf16), "device bytes");
+    bytes = add(bytes, mul(rows, row_bytes, "device bytes"), "device bytes");
+    return static_cast<std::size_t>(bytes) + dense_rate_bytes(kDenseN) + kOverhead;
+  } catch (const smelt::detail::overflow&) {
+    throw config_error(
+        fmt::format("--tokens = {}: the device memory of one run overflows 64-bit integers", plan.tokens));
+  }
 }
 
 // ||gpu - ref|| / ||ref|| over the whole output; infinity when the GPU wrote a

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <utility>
 
@@ -71,15 +72,29 @@ void check_cpu_time(const LayerPlan& plan, const BenchOptions& o) {
       estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9));
 }
 
+constexpr double kGiB = double(1 << 30);
+
 // The reference holds every layer's weights in float32 and again in float64.
+double cpu_weight_bytes(const LayerPlan& plan) {
+  return static_cast<double>(count(plan.config).params.non_embedding) * (sizeof(float) + sizeof(double));
+}
+
+// Weights and the activations of the plan (LayerPlan::activation_bytes)
+// together must fit the bound unless --force.
 void check_cpu_memory(const LayerPlan& plan, const BenchOptions& o) {
-  const double params = static_cast<double>(count(plan.config).params.non_embedding);
-  const double bytes = params * (sizeof(float) + sizeof(double));
-  if (bytes <= kCpuBytesBound || o.force) return;
-  throw config_error(fmt::format(
-      "the CPU reference needs about {:.1f} GiB for the weights of {:.3g} parameters (float32 and float64); more than "
-      "{:.0f} GiB: use a smaller config or --force",
-      bytes / double(1 << 30), params, kCpuBytesBound / double(1 << 30)));
+  if (o.force) return;
+  const double weights = cpu_weight_bytes(plan);
+  const double activations = static_cast<double>(plan.activation_bytes);
+  if (weights > kCpuBytesBound)
+    throw config_error(fmt::format(
+        "the CPU reference needs about {:.1f} GiB for the weights of {:.3g} parameters (float32 and float64); more "
+        "than {:.0f} GiB: use a smaller config or --force",
+        weights / kGiB, weights / (sizeof(float) + sizeof(double)), kCpuBytesBound / kGiB));
+  if (weights + activations > kCpuBytesBound)
+    throw config_error(fmt::format(
+        "the CPU reference needs up to about {:.1f} GiB for the activations of --tokens = {} (and {:.1f} GiB for the "
+        "weights); more than {:.0f} GiB: use fewer --tokens or --force",
+        activations / kGiB, plan.tokens, weights / kGiB, kCpuBytesBound / kGiB));
 }
 
 }  // namespace
@@ -123,7 +138,17 @@ BenchResult run_bench(const ModelConfig& config, const BenchOptions& options) {
     check_cpu_memory(plan, o);
     check_cpu_time(plan, o);
   }
-  return backend->run(plan, o);
+  // Past the bounds (--force, or a backend's own estimate short of the truth)
+  // an allocation can still fail: say so as the input's fault, not a crash.
+  try {
+    return backend->run(plan, o);
+  } catch (const std::bad_alloc&) {
+    throw config_error(fmt::format(
+        "out of memory: the {} backend could not allocate what {} needs at --tokens = {} (on the CPU reference "
+        "about {:.1f} GiB of weights and up to {:.1f} GiB of activations): use fewer --tokens or a smaller config",
+        backend->name(), config.name, plan.tokens, cpu_weight_bytes(plan) / kGiB,
+        static_cast<double>(plan.activation_bytes) / kGiB));
+  }
 }
 
 }  // namespace smelt

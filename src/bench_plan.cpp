@@ -3,6 +3,7 @@
 // way, so that a CUDA run can be checked against the CPU reference.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 
@@ -21,6 +22,11 @@ using i64 = std::int64_t;
 using detail::add;
 using detail::mul;
 
+// The time bound covers one run; these keep the number of runs and visits
+// from making it meaningless (docs/bench.md).
+constexpr i64 kMaxRuns = 1000;
+constexpr i64 kMaxVisits = i64{1} << 20;
+
 std::vector<std::string> option_errors(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 context) {
   std::vector<std::string> errors;
   if (o.tokens < 0) errors.push_back(fmt::format("--tokens = {}: must be positive", o.tokens));
@@ -32,8 +38,19 @@ std::vector<std::string> option_errors(const ModelConfig& c, const BenchOptions&
   // A defaulted context divides the tokens unless the tokens exceed the config's context.
   if (errors.empty() && tokens % context != 0)
     errors.push_back(fmt::format("--tokens = {}: must be a multiple of --context = {}", tokens, context));
+  // The float32 runs scale looped updates by it: it must be a float.
+  if (c.loop.residual_scale > std::numeric_limits<float>::max())
+    errors.push_back(fmt::format("loop.residual_scale = {}: the benchmark runs in float32, so it must be at most {}",
+                                 c.loop.residual_scale, std::numeric_limits<float>::max()));
   if (o.warmup < 0) errors.push_back(fmt::format("--warmup = {}: must be at least 0", o.warmup));
+  if (o.warmup > kMaxRuns) errors.push_back(fmt::format("--warmup = {}: must be at most {}", o.warmup, kMaxRuns));
   if (o.repetitions < 1) errors.push_back(fmt::format("--repetitions = {}: must be positive", o.repetitions));
+  if (o.repetitions > kMaxRuns)
+    errors.push_back(fmt::format("--repetitions = {}: must be at most {}", o.repetitions, kMaxRuns));
+  // Every visit runs for real and is listed in the plan: bound them before listing.
+  if (const i64 visits = schedule(c).executed_layers(); visits > kMaxVisits)
+    errors.push_back(fmt::format("the config executes {} layers per token: the benchmark runs at most {} block visits",
+                                 visits, kMaxVisits));
   return errors;
 }
 
@@ -58,6 +75,37 @@ void add_analytic(LayerPlan& plan) {
   }
   plan.analytic_flops = static_cast<double>(all);
   plan.analytic_gemm_flops = static_cast<double>(gemm);
+}
+
+// Per token, in bytes (bench_reference.cpp holds these): the float32 input;
+// two runs' float64 outputs and expert choices (the kept run and the one being
+// made); the float64 residual stream; and the largest sublayer working set:
+// attention Q, K, V, the heads and the projected output; MoE router scores,
+// choices, mixing weights and slots, the combined output, one expert's rows in
+// and out and its two hidden activations (or a shared expert's, on every
+// token); a dense FFN's two hidden activations and output.
+void add_activation_bytes(LayerPlan& plan) {
+  const ModelConfig& c = plan.config;
+  const i64 h = c.hidden_size;
+  const auto& a = c.attention;
+  const auto& m = c.moe;
+  i64 moe_visits = 0;
+  bool dense = false;
+  for (const i64 layer : plan.visits) {
+    const bool moe = c.is_moe_layer(layer);
+    moe_visits += moe ? 1 : 0;
+    dense = dense || !moe;
+  }
+  const i64 q = mul(a.num_heads, a.head_dim, "activation bytes");
+  const i64 kv = mul(a.num_kv_heads, a.head_dim, "activation bytes");
+  i64 work = 0;  // float64 elements
+  if (!plan.moe_only) work = std::max(work, 2 * q + 2 * kv + h);
+  if (moe_visits > 0)
+    work = std::max(work, m.num_experts + m.top_k + 3 * h + 2 * std::max(m.expert_width, m.shared_width) + 2 * m.top_k);
+  if (dense) work = std::max(work, 2 * c.ffn.dense_width + h);
+  const i64 routing = mul(mul(2 * 8, m.top_k, "activation bytes"), moe_visits, "activation bytes");
+  const i64 per_token = add(4 * h + 2 * 8 * h + 8 * h + 8 * work, routing, "activation bytes");
+  plan.activation_bytes = mul(per_token, plan.tokens, "activation bytes");
 }
 
 // Independent streams per purpose: the input is stream 0, layer l's attention
@@ -106,9 +154,10 @@ LayerPlan make_layer_plan(const ModelConfig& config, const BenchOptions& options
   plan.context = context;
   plan.sequences = tokens / context;
   plan.moe_only = options.moe_only;
-  for (const LayerVisit& v : schedule(config).visits) plan.visits.push_back(v.layer);
+  for (const LayerVisit& v : schedule(config).visits()) plan.visits.push_back(v.layer);
   try {
     add_analytic(plan);
+    add_activation_bytes(plan);
   } catch (const detail::overflow& e) {
     throw config_error(fmt::format("--tokens = {}: {} of one run overflow 64-bit integers", tokens, e.what()));
   }

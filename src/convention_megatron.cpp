@@ -95,11 +95,12 @@ MegatronFlops megatron_flops(const ModelConfig& config, std::int64_t context_len
   // executed visits, so a looped MoE layer counts once per visit.
   const LayerSchedule plan = schedule(config);
   std::int64_t moe_layers = 0;
-  for (const auto& v : plan.visits) moe_layers += config.is_moe_layer(v.layer) ? 1 : 0;
+  for (const LayerBlock& block : plan.blocks)
+    for (std::int64_t i = block.first; i <= block.last; ++i) moe_layers += config.is_moe_layer(i) ? block.passes : 0;
   const std::int64_t executed = plan.executed_layers();
   std::int64_t dense_layers = executed - moe_layers;
   // MTP modules add one layer each, shaped like the last executed layer.
-  const bool last_is_moe = config.is_moe_layer(plan.visits.back().layer);
+  const bool last_is_moe = config.is_moe_layer(plan.blocks.back().last);
   const std::int64_t mtp = config.mtp_modules;
   if (last_is_moe)
     moe_layers += mtp;

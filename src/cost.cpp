@@ -96,14 +96,19 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
     add_params(r.params.terms, l.params);
     active = add(active, l.active_params, "active parameters");
   }
+  // Each layer once, times its visits: the FLOP terms are whole numbers held
+  // exactly in doubles, so k x term is the sum of k visits.
   const LayerSchedule plan = schedule(c);
-  for (const auto& v : plan.visits) {
-    const auto& l = r.layers[static_cast<std::size_t>(v.layer)];
-    r.flops.terms += l.flops_per_visit;
-    const std::int64_t held = mul(l.kv_elements_per_visit, l.kv_tokens_held, "KV cache elements");
-    kv_elements = add(kv_elements, held, "KV cache elements");
-    kv_bytes = add(kv_bytes, mul(held, c.kv_cache_bytes, "KV cache bytes"), "KV cache bytes");
-  }
+  for (const LayerBlock& block : plan.blocks)
+    for (std::int64_t i = block.first; i <= block.last; ++i) {
+      const auto& l = r.layers[static_cast<std::size_t>(i)];
+      const std::int64_t k = block.passes;
+      r.flops.terms += k == 1 ? l.flops_per_visit : l.flops_per_visit.scaled(static_cast<double>(k));
+      const std::int64_t held =
+          mul(mul(l.kv_elements_per_visit, l.kv_tokens_held, "KV cache elements"), k, "KV cache elements");
+      kv_elements = add(kv_elements, held, "KV cache elements");
+      kv_bytes = add(kv_bytes, mul(held, c.kv_cache_bytes, "KV cache bytes"), "KV cache bytes");
+    }
   r.executed_layers = plan.executed_layers();
 
   const std::int64_t final_norm = c.norm == NormType::layernorm ? 2 * h : h;

@@ -34,7 +34,12 @@ std::optional<double> parse_fraction(std::string_view text) {
 
 LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers) {
   std::vector<std::string> errors;
-  if (recipe.loops < 1) errors.push_back(fmt::format("--loops = {}: must be at least 1", recipe.loops));
+  // The same bound as a config's loop.count, checked before any product of
+  // loops and layers is formed.
+  if (recipe.loops < 1)
+    errors.push_back(fmt::format("--loops = {}: must be at least 1", recipe.loops));
+  else if (recipe.loops > LoopRecipe::max_loops)
+    errors.push_back(fmt::format("--loops = {}: must be at most {}", recipe.loops, LoopRecipe::max_loops));
   if (recipe.residual_scale && !(std::isfinite(*recipe.residual_scale) && *recipe.residual_scale > 0))
     errors.push_back(fmt::format("--residual-scale = {}: must be a positive finite number", *recipe.residual_scale));
   LoopConfig loop;
@@ -46,7 +51,7 @@ LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers) {
   } else if (span == "0") {  // no layer 0 exists: read it as the fraction 0, no loop
     loop = {};
   } else if (const auto fraction = parse_fraction(span)) {
-    if (*fraction < 0 || *fraction > 1)
+    if (!(*fraction >= 0 && *fraction <= 1))  // NaN fails both, and may not reach the cast below
       errors.push_back(fmt::format("--span = \"{}\": a fraction must lie in [0, 1]", span));
     else  // floor, with a little slack so that 0.3 x 10 is 3 despite binary rounding
       loop = centred(static_cast<std::int64_t>(std::floor(*fraction * static_cast<double>(num_layers) + 1e-9)),

@@ -14,6 +14,7 @@ namespace {
 
 using i64 = std::int64_t;
 constexpr i64 kMaxDepth = i64{1} << 16;  // as solve's --depth
+constexpr i64 kMaxListed = 64;           // values in each of --spans, --loops, --depths
 
 template <class T>
 std::vector<T> unique_in_order(const std::vector<T>& values) {
@@ -97,11 +98,19 @@ std::string_view to_string(SweepKind v) {
 
 std::vector<std::string> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
   std::vector<std::string> errors;
+  // Each value is at least one solve (spans x loops of them): bound the lists first.
+  for (const auto& [option, size] : {std::pair{"--spans", o.spans.size()}, std::pair{"--loops", o.loops.size()},
+                                     std::pair{"--depths", o.depths.size()}})
+    if (static_cast<i64>(size) > kMaxListed)
+      errors.push_back(fmt::format("{}: {} values listed: at most {}", option, size, kMaxListed));
   for (const double f : o.spans)
     if (!(f >= 0 && f <= 1))
       errors.push_back(fmt::format("--spans = {}: must be a fraction of the layers in [0, 1] (0% to 100%)", f));
   for (const i64 n : o.loops)
-    if (n < 1) errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+    if (n < 1)
+      errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+    else if (n > LoopRecipe::max_loops)
+      errors.push_back(fmt::format("--loops = {}: must be at most {}", n, LoopRecipe::max_loops));
   const bool loop_rows = std::any_of(o.spans.begin(), o.spans.end(), [](double f) { return f > 0; });
   if (loop_rows && o.loops.empty())
     errors.push_back("--loops = \"\": must list at least one loop count for the spans above 0");

@@ -277,3 +277,30 @@ TEST_CASE("bench: backends are chosen from the registry", "[bench]") {
   CHECK(run_bench(test::mixtral_8x7b(), {.tokens = 4096}).backend == "cuda");
   register_bench_backend(std::make_shared<FakeCuda>("restored"));  // leave later tests on the CPU
 }
+
+TEST_CASE("bench: the plan bounds its activations, runs and visits before allocating", "[bench]") {
+  const ModelConfig c = test::tiny_moe();
+  // H 64, q = 4 x 16 = 64, kv = 2 x 16 = 32, E 8, k 2, expert and shared width 32, dense 128.
+  // Visits 1,2,3,2,3,4: five MoE, one dense. float64 working sets per token (elements):
+  // attention 2q + 2kv + H = 256; MoE E + k + 3H + 2 x 32 + 2k = 270; dense 2 x 128 + H = 320.
+  // Bytes per token: input 4H = 256, two outputs 16H = 1024, residual 8H = 512, work 8 x 320 = 2560,
+  // choices of two runs 16 x k x 5 = 160: 4512; x 8 tokens = 36,096.
+  CHECK(make_layer_plan(c, {}).activation_bytes == 36'096);
+  // 10^9 tokens: 4.512e12 bytes = 4202.1 GiB, refused before anything is allocated.
+  CHECK(message_of(c, {.backend = BenchBackendKind::cpu, .tokens = 1'000'000'000}) ==
+        "the CPU reference needs up to about 4202.1 GiB for the activations of --tokens = 1000000000 (and 0.0 GiB "
+        "for the weights); more than 8 GiB: use fewer --tokens or --force");
+  CHECK(message_of(c, {.warmup = 1001, .repetitions = 1001}) ==
+        "--warmup = 1001: must be at most 1000\n--repetitions = 1001: must be at most 1000");
+  ModelConfig deep = test::tiny_dense(65536);
+  deep.loop = {1, 65536, 1024, 1.0 / 1024};
+  CHECK(message_of(deep, {}) ==
+        "the config executes 67108864 layers per token: the benchmark runs at most 1048576 block visits");
+}
+
+TEST_CASE("bench: a residual scale beyond float32 is refused, not cast", "[bench]") {
+  ModelConfig c = test::tiny_moe();
+  c.loop.residual_scale = 1e300;  // a valid config: positive and finite
+  CHECK(message_of(c, {}) ==
+        "loop.residual_scale = 1e+300: the benchmark runs in float32, so it must be at most 3.4028235e+38");
+}

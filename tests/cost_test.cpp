@@ -199,3 +199,16 @@ TEST_CASE("the exact integer FLOPs agree with the reported per-token terms", "[c
   CHECK(l.attended_pairs == 36);
   CHECK(l.score_flops_per_pair == 256);
 }
+
+TEST_CASE("a deep loop counts each layer once times its visits", "[cost]") {
+  ModelConfig c = test::tiny_dense(65536);
+  c.loop = {1, 65536, 1024, 1.0 / 1024};
+  const CostReport r = count(c);  // once 67M listed visits (1.2 GB); now 65536 layers
+  CHECK(r.executed_layers == 67'108'864);
+  // Per visit: QKV 16384 + O 8192 + scores 576 + values 576 + FFN 2*3*64*128 = 49152 -> 74880;
+  // x 2^26 visits = 5,025,111,736,320 (exact in a double).
+  CHECK(r.flops.forward_non_embedding() == 5'025'111'736'320.0);
+  CHECK(r.flops.terms.attention_scores == 576.0 * 67'108'864);
+  // 2 x 2 KV heads x 16 x 2 bytes = 128 bytes per visit: 2^33 bytes per token.
+  CHECK(r.kv.bytes_per_token == 8'589'934'592.0);
+}

@@ -2,6 +2,8 @@
 // tolerance and its explanations, and every bad option.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "../src/exact_budget.hpp"
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
@@ -10,6 +12,7 @@
 #include "test_configs.hpp"
 
 using namespace smelt;
+using i64 = std::int64_t;
 
 namespace {
 ModelConfig example(const char* name) { return read_config(std::string(SMELT_SOURCE_DIR "/examples/") + name); }
@@ -177,4 +180,85 @@ TEST_CASE("empty or contradictory spaces are errors naming the option and the ru
                                  "--match = \"\": must name at least one of flops, params, kv"});
   CHECK(errors_of(b, {}, {}, {.contexts = {0}}) ==
         std::vector<std::string>{"--context = 0: must be between 1 and 1073741824"});
+}
+
+TEST_CASE("every option's range is checked before any arithmetic on it", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  // Each of these once overflowed (align_ffn x H then a division by the
+  // wrapped product: SIGFPE; LO + align - 1; depth + looped layers) or was
+  // undefined, before its range check.
+  CHECK(errors_of(b, {}, {.align_ffn = i64{1} << 62}) ==
+        std::vector<std::string>{"--align-ffn = 4611686018427387904: must be at most 16777216"});
+  CHECK(errors_of(b, {}, {.hidden = KnobRange{2, 100}, .align_hidden = INT64_MAX}) ==
+        std::vector<std::string>{"--align-hidden = 9223372036854775807: must be at most 16777216"});
+  CHECK(errors_of(b, {.depth = INT64_MAX}, {}) ==
+        std::vector<std::string>{"--depth = 9223372036854775807: must be between 1 and 65536"});
+  CHECK(errors_of(b, {.loops = INT64_MAX}, {}) ==
+        std::vector<std::string>{"--loops = 9223372036854775807: must be at most 1024"});
+  CHECK(errors_of(b, {}, {.align_experts = (i64{1} << 20) + 1, .align_head_dim = -1, .min_head_dim = i64{1} << 25}) ==
+        std::vector<std::string>{"--align-experts = 1048577: must be at most 1048576",
+                                 "--align-head-dim = -1: must be positive",
+                                 "--min-head-dim = 33554432: must be at most 16777216"});
+  // Expert counts are bounded as moe.num_experts is; KV heads as the heads.
+  CHECK(errors_of(b, {}, {.experts = KnobRange{8, i64{1} << 21}}) ==
+        std::vector<std::string>{"--experts = 8:2097152: must be at most 1048576"});
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{0, 2}}) ==
+        std::vector<std::string>{"--kv-heads = 0:2: must be a positive value or a range LO:HI with LO <= HI"});
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{1, i64{1} << 25}}) ==
+        std::vector<std::string>{"--kv-heads = 1:33554432: must be at most 16777216"});
+  // The tolerance becomes a count of millionths of a percent.
+  CHECK(errors_of(b, {}, {}, {.tolerance_pct = 1e300}) ==
+        std::vector<std::string>{"--tolerance = 1e+300: must be at most 1000000"});
+  CHECK(errors_of(b, {}, {}, {.tolerance_pct = std::nan("")}) ==
+        std::vector<std::string>{"--tolerance = nan: must be a percentage >= 0"});
+}
+
+TEST_CASE("the search space is counted before it is listed", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");  // 4 heads, 2 KV heads of 16; H 64
+  // Heads 1..2^24 with KV heads 1..2 (the default, as many as the Baseline's)
+  // and one head size (32, --min-head-dim): every head count has KV 1, every
+  // even one KV 2: 2^24 + 2^23 = 25,165,824 geometries, refused at once (once
+  // listed pair by pair: quadratic, days).
+  CHECK(errors_of(b, {}, {.heads = KnobRange{1, i64{1} << 24}}) ==
+        std::vector<std::string>{"search space too large: 25165824 attention geometries (at most 1048576)"});
+  // A Baseline of 720720 heads (240 divisors) with head_dim 2^24: head sizes
+  // 32..2^24 in steps of 8 are 2,097,149; x 240 = 503,315,760 geometries.
+  ModelConfig wide = b;
+  wide.attention.num_heads = wide.attention.num_kv_heads = 720720;
+  wide.attention.head_dim = i64{1} << 24;
+  CHECK(errors_of(wide, {}, {}) ==
+        std::vector<std::string>{"search space too large: 503315760 attention geometries (at most 1048576)"});
+  // Under the geometry bound, over the pair bound: 2^20 geometries (KV 1 only,
+  // head counts 1..2^20) x 64 hidden sizes (1..64) > 50,000,000.
+  CHECK(errors_of(b, {},
+                  {.hidden = KnobRange{1, 64},
+                   .kv_heads = KnobRange{1, 1},
+                   .heads = KnobRange{1, i64{1} << 20},
+                   .align_hidden = 1}) ==
+        std::vector<std::string>{
+            "search space too large: 1048576 attention geometries x 64 hidden sizes (at most 50000000 pairs)"});
+  // A KV range far from most head counts costs nothing to count: one pair.
+  const MatchResult r =
+      solve(b, {}, {.kv_heads = KnobRange{i64{1} << 24, i64{1} << 24}, .heads = KnobRange{1, i64{1} << 24}});
+  CHECK(r.candidates.front().knobs.heads == i64{1} << 24);
+  CHECK(r.candidates.front().knobs.kv_heads == i64{1} << 24);
+}
+
+TEST_CASE("head counts and their KV divisors are listed in order, as brute force lists them", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  // Heads 4..12, KV 2..4: (4,2) (4,4) (6,2) (6,3) (8,2) (8,4) (9,3) (10,2) (12,2) (12,3) (12,4): 11 pairs, one
+  // head size: 11 geometries, each H once, all counted by brute force.
+  const SearchSpace s{.hidden = KnobRange{64, 64}, .kv_heads = KnobRange{2, 4}, .heads = KnobRange{4, 12}};
+  const MatchResult fast = solve(b, {}, s, {.top = 11});
+  const MatchResult brute = solve_brute_force(b, {}, s, {.top = 11});
+  CHECK(brute.space_size == 11 * 8);  // x 8 expert counts (2..64 in steps of 8: 8, 16, ..., 64)
+  REQUIRE(fast.candidates.size() == 11);
+  for (std::size_t i = 0; i < 11; ++i) CHECK(fast.candidates[i].knobs == brute.candidates[i].knobs);
+}
+
+TEST_CASE("the contexts to match at are bounded in number", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  CHECK(errors_of(b, {}, {}, {.contexts = std::vector<i64>(65, 8)}) ==
+        std::vector<std::string>{"--context: 65 contexts listed: at most 64"});
+  CHECK(solve(b, {}, {}, {.contexts = std::vector<i64>(64, 8)}).candidates.front().budgets.size() == 64);
 }

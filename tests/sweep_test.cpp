@@ -293,3 +293,27 @@ TEST_CASE("sweep: solver errors: once each, marked with the rows they hit unless
         std::vector<std::string>{
             "--hidden = 320:1280: contains no multiple of --align-hidden = 2560 (sweep rows: baseline, span 0.5 x2)"});
 }
+
+TEST_CASE("sweep: loop counts are bounded as a config's loop.count", "[sweep]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  SweepOptions o;
+  o.loops = {INT64_MAX, 1025, 1024};
+  CHECK(sweep_violations(b, o) == std::vector<std::string>{"--loops = 9223372036854775807: must be at most 1024",
+                                                           "--loops = 1025: must be at most 1024"});
+  o.spans = {std::nan("")};
+  o.loops = {2};
+  o.depths = {std::nan(""), HUGE_VAL};
+  CHECK(sweep_violations(b, o) ==
+        std::vector<std::string>{"--spans = nan: must be a fraction of the layers in [0, 1] (0% to 100%)",
+                                 "--depths = nan: must be a depth multiplier > 0",
+                                 "--depths = inf: must be a depth multiplier > 0"});
+}
+
+TEST_CASE("sweep: each list holds at most 64 values", "[sweep]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  SweepOptions o;
+  o.spans = std::vector<double>(65, 0.5);  // once deduplicated pairwise: quadratic in the list
+  o.loops = std::vector<std::int64_t>(100, 2);
+  CHECK(sweep_violations(b, o) ==
+        std::vector<std::string>{"--spans: 65 values listed: at most 64", "--loops: 100 values listed: at most 64"});
+}

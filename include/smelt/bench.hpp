@@ -19,13 +19,13 @@ BenchBackendKind parse_bench_backend(std::string_view s, std::string_view field)
 
 struct BenchOptions {
   BenchBackendKind backend = BenchBackendKind::automatic;  // cuda when a device is present, else cpu
-  std::int64_t tokens = 0;   // tokens per run, a multiple of the context; 0: one sequence (CPU) or 32768 (CUDA)
-  std::int64_t context = 0;  // sequence length for causal attention; 0: min(config, tokens)
-  bool moe_only = false;     // the MoE (or FFN) sublayer alone, without attention
-  bool balanced = false;     // route tokens round-robin so every expert gets the same load
-  std::int64_t warmup = 3;
-  std::int64_t repetitions = 20;  // timed runs; the median is reported
-  bool force = false;             // run a CPU benchmark past the time bound
+  std::int64_t tokens = 0;        // tokens per run, a multiple of the context; 0: one sequence (CPU) or 32768 (CUDA)
+  std::int64_t context = 0;       // sequence length for causal attention; 0: min(config, tokens)
+  bool moe_only = false;          // the MoE (or FFN) sublayer alone, without attention
+  bool balanced = false;          // route tokens round-robin so every expert gets the same load
+  std::int64_t warmup = 3;        // in [0, 1000]
+  std::int64_t repetitions = 20;  // in [1, 1000]: timed runs; the median is reported
+  bool force = false;             // run a CPU benchmark past its time and memory bounds (docs/bench.md)
   std::uint64_t seed = 20261130;
 };
 

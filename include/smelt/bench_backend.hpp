@@ -26,6 +26,10 @@ struct LayerPlan {
   std::vector<std::int64_t> visits;  // 0-based layer of each executed block (loops repeat layers)
   double analytic_flops = 0;         // count(): per-token terms x tokens + exact causal score sums
   double analytic_gemm_flops = 0;    // the weight-matrix terms alone (no scores, no values)
+  // Host bytes of activations the CPU reference holds at its peak: a float64
+  // run's working set beside the previous run's output and expert choices and
+  // the float32 input (an upper bound from the shapes; docs/bench.md).
+  std::int64_t activation_bytes = 0;
 };
 
 // Checks the options against the config and builds the plan; config_error

@@ -15,15 +15,17 @@
 namespace smelt {
 
 struct LoopRecipe {
+  static constexpr std::int64_t max_loops = 1024;  // as a config's loop.count
+
   std::string span = "middle-half";
-  std::int64_t loops = 2;                // passes through the span, >= 1
+  std::int64_t loops = 2;                // passes through the span, in [1, max_loops]
   std::optional<double> residual_scale;  // default 1 / loops
   std::optional<std::int64_t> depth;     // the derived model's layer count; default the Baseline's
 };
 
 // The loop a recipe gives a model of `num_layers` layers. A span of zero
 // layers or loops = 1 gives no loop. Throws config_error naming --span,
-// --loops or --residual-scale.
+// --loops or --residual-scale; every range is checked before it is used.
 LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers);
 
 }  // namespace smelt

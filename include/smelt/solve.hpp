@@ -29,6 +29,10 @@ std::string_view to_string(FfnScaling v);
 FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field);
 
 // Each knob is pinned, ranged, or left to its default domain (docs/solver.md).
+// Knob values and alignments lie in [1, 2^24] (expert counts and
+// align_experts in [1, 2^20]), checked before any arithmetic on them; the
+// space is sized before it is listed: at most 2^20 attention geometries and
+// 5e7 geometry x hidden-size pairs.
 struct SearchSpace {
   std::optional<KnobRange> hidden;   // default: multiples of align_hidden in [H/4, H] ([H, 2H] if shallower)
   std::optional<KnobRange> experts;  // default: multiples of align_experts in [top_k, 8E]
@@ -52,9 +56,10 @@ Budget parse_budget(std::string_view s, std::string_view field);
 struct MatchOptions {
   std::vector<Budget> match{Budget::flops, Budget::params, Budget::kv};
   bool flops_with_head = false;        // FLOPs budget includes the LM head's 2HV
-  std::vector<std::int64_t> contexts;  // every budget is matched at each; empty: the Baseline's context
-  double tolerance_pct = 1.0;
-  std::int64_t top = 5;  // candidates returned: the best and top - 1 alternatives
+  std::vector<std::int64_t> contexts;  // each in [1, 2^30], at most 64; every budget is matched at each; empty: the
+                                       // Baseline's context
+  double tolerance_pct = 1.0;          // in [0, 1e6]
+  std::int64_t top = 5;                // >= 1: candidates returned, the best and top - 1 alternatives
 };
 
 // One budget of one candidate at one context.

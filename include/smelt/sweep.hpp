@@ -19,7 +19,8 @@ struct SweepOptions {
   // Fractions of the Baseline's layers to loop, in [0, 1], centred as in
   // LoopRecipe; 0 is the unlooped Baseline (one "baseline" row).
   std::vector<double> spans{0, 0.25, 0.5, 0.75, 1.0};
-  // Passes through each span, >= 1; one "loop" row per span above 0 and count.
+  // Passes through each span, in [1, LoopRecipe::max_loops]; one "loop" row per span above 0 and count.
+  // Each of the three lists holds at most 64 values.
   std::vector<std::int64_t> loops{2, 3, 4};
   // Depth multipliers, > 0: one unlooped "depth" row of round(m x layers) layers each.
   std::vector<double> depths{0.5, 0.75, 1.25, 1.5};
