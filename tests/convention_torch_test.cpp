@@ -10,6 +10,7 @@
 #include "smelt/convention.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
+#include "test_configs.hpp"
 
 namespace {
 
@@ -20,16 +21,9 @@ using smelt::ModelConfig;
 // 2 layers, H = 64, 4 query / 2 key-value heads of 16, gated FFN of 128,
 // V = 100, untied head, T = 8.
 ModelConfig tiny() {
-  ModelConfig c;
+  ModelConfig c = smelt::test::tiny_dense(2);
   c.name = "tiny";
-  c.num_layers = 2;
-  c.hidden_size = 64;
   c.vocab_size = 100;
-  c.context_length = 8;
-  c.attention.num_heads = 4;
-  c.attention.num_kv_heads = 2;
-  c.attention.head_dim = 16;
-  c.ffn.dense_width = 128;
   return c;
 }
 
