@@ -69,10 +69,11 @@ bool problem_of(LawForm form, const std::vector<double>& v, double sparsity, Pro
   static constexpr Positive kSmelt[] = {{"A", 1}, {"a", 2}, {"K", 4}, {"c", 5}};
   if (!std::isfinite(v[0]) && !fail([&] { return fmt::format("{}: E = {}: must be finite", law_name(label), v[0]); }))
     return false;
-  for (const auto& [name, i] : chinchilla ? std::span<const Positive>(kChinchilla) : std::span<const Positive>(kSmelt))
-    if (!(v[i] > 0 && std::isfinite(v[i])) && !fail([&] {
-          return fmt::format("{}: {} = {:g}: must be positive for a compute-optimal frontier", law_name(label), name,
-                             v[i]);
+  // A named loop variable, not a structured binding: clang 14 cannot capture those in a lambda.
+  for (const Positive& p : chinchilla ? std::span<const Positive>(kChinchilla) : std::span<const Positive>(kSmelt))
+    if (!(v[p.index] > 0 && std::isfinite(v[p.index])) && !fail([&] {
+          return fmt::format("{}: {} = {:g}: must be positive for a compute-optimal frontier", law_name(label), p.name,
+                             v[p.index]);
         }))
       return false;
   if (!chinchilla && !std::isfinite(v[3]) &&
