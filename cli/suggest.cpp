@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "json_reader.hpp"  // detail::nearest: the edit distance the config reader suggests keys with
+#include "util/json_reader.hpp"  // detail::nearest: the edit distance the config reader suggests keys with
 
 namespace smelt::cli {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/detail/excerpt.hpp"
+#include "util/excerpt.hpp"
 
 namespace smelt::cli {
 

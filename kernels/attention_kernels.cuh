@@ -2,7 +2,7 @@
 // online (max, sum) pass over the visible keys only, then one pass that writes
 // bf16 probabilities for every key (zeros where masked) so that the AV product
 // can run as a plain batched GEMM over the full context. The launcher is in
-// attention_kernels.cu; tests/kernels_emulated_test.cpp runs this same kernel
+// attention_kernels.cu; tests/kernels/emulated/kernels_emulated_test.cpp runs this same kernel
 // on the CPU.
 #pragma once
 

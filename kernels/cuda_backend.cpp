@@ -17,9 +17,9 @@
 #include "gemm.hpp"
 #include "layer_kernels.hpp"
 #include "layer_runner.hpp"
-#include "smelt/detail/checked.hpp"
 #include "smelt/error.hpp"
 #include "timing.hpp"
+#include "util/checked.hpp"
 
 namespace smelt::kernels {
 namespace {
@@ -175,7 +175,7 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   // by this cuBLAS), then the float32 reference in the background, replaying
   // each run's expert choices so that a near tie rounded the other way in bf16
   // does not read as an error (the router kernel is tested on its own). float32,
-  // not float64: its own error (under 1e-4, tests/bench_cpu_test.cpp) is far
+  // not float64: its own error (under 1e-4, tests/unit/bench/bench_cpu_test.cpp) is far
   // below the bf16 tolerance, and a float64 run would first copy every layer's
   // weights to double (tens of GB and tens of seconds at realistic sizes).
   Routing chosen_streams, chosen_grouped;

@@ -1,7 +1,7 @@
 // What the benchmark's device code shares (moe_kernels.cuh,
 // attention_kernels.cuh): the full-warp mask, the block's dynamic shared
 // memory, and the launch the .cu launchers use. Compiled by nvcc these are
-// CUDA's own; compiled as host C++ (tests/cuda_emulation.hpp included first),
+// CUDA's own; compiled as host C++ (tests/kernels/emulated/cuda_emulation.hpp included first),
 // the emulation provides dynamic_shared and the launch.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The benchmark's matrix products as cuBLAS sees them. cuBLAS is column-major
 // and the benchmark's buffers are row-major, so every product is described
-// here once, as plain numbers (no CUDA types), and tests/gemm_shapes_test.cpp
+// here once, as plain numbers (no CUDA types), and tests/kernels/host/gemm_shapes_test.cpp
 // runs these descriptions through a column-major reference GEMM on the CPU
 // against the row-major products they stand for. gemm.cpp and layer_runner.cpp
 // launch exactly these descriptions.

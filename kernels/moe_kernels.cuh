@@ -3,7 +3,7 @@
 // weighted un-permute + combine with the residual, a plain residual add, and a
 // random fill. Grid-stride loops throughout, so any grid computes the whole
 // result; 16-byte accesses where rows allow them. The launchers are in
-// moe_kernels.cu; tests/kernels_emulated_test.cpp runs these same kernels on
+// moe_kernels.cu; tests/kernels/emulated/kernels_emulated_test.cpp runs these same kernels on
 // the CPU, which is why this file holds device code only.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The law-file reader (what fit --out writes and frontier reads): a file that
 // reads writes back to JSON that reads to the same bytes.
 #include "harness.hpp"
-#include "scaling_readers.hpp"
+#include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "../test_configs.hpp"
 #include "harness.hpp"
 #include "smelt/error.hpp"
-#include "solve_space.hpp"
+#include "solve/space.hpp"
 #include "solver_options.hpp"
+#include "test_configs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace smelt;

@@ -16,7 +16,7 @@ Run by hand, with torch and transformers installed:
     python tests/transformers/make_hf_data.py [--out tests/data/transformers]
 
 The output is deterministic for one transformers version; the C++ test
-tests/hf_transformers_test.cpp compares smelt's counts with it to the integer.
+tests/unit/config/hf_transformers_test.cpp compares smelt's counts with it to the integer.
 """
 
 import argparse

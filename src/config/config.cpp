@@ -1,0 +1,55 @@
+// Layer queries on ModelConfig and the 1-based span syntax.
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "smelt/config.hpp"
+#include "smelt/error.hpp"
+#include "util/excerpt.hpp"
+
+namespace smelt {
+
+bool ModelConfig::is_moe_layer(std::int64_t layer) const {
+  if (!is_moe()) return false;
+  if (!moe.layers.empty()) return std::find(moe.layers.begin(), moe.layers.end(), layer + 1) != moe.layers.end();
+  return layer >= moe.first_dense && moe.every > 0 && layer % moe.every == moe.phase;
+}
+
+LayerAttention ModelConfig::attention_at(std::int64_t layer) const {
+  const auto& p = attention.pattern;
+  if (p.empty()) return LayerAttention::full;
+  return p[static_cast<std::size_t>(layer % static_cast<std::int64_t>(p.size()))];
+}
+
+std::int64_t ModelConfig::visits(std::int64_t layer) const {
+  if (!loop.active()) return 1;
+  return (layer + 1 >= loop.first && layer + 1 <= loop.last) ? loop.count : 1;
+}
+
+namespace {
+bool parse_int(std::string_view s, std::int64_t& out) {
+  if (s.empty()) return false;
+  const auto* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+}  // namespace
+
+void parse_span(std::string_view text, std::string_view field, LoopConfig& loop) {
+  const auto dash = text.find('-');
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  const bool ok = dash == std::string_view::npos
+                      ? parse_int(text, first) && (last = first, true)
+                      : parse_int(text.substr(0, dash), first) && parse_int(text.substr(dash + 1), last);
+  if (!ok)
+    throw config_error(fmt::format("{} = \"{}\": must be a 1-based inclusive layer span such as \"4-9\"", field,
+                                   detail::excerpt(text)));
+  loop.first = first;
+  loop.last = last;
+}
+
+std::string format_span(const LoopConfig& loop) { return fmt::format("{}-{}", loop.first, loop.last); }
+
+}  // namespace smelt

@@ -1,0 +1,241 @@
+// smelt's native config format: reading with full checking, and the canonical
+// writer whose output reads back to the same bytes.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "count/count_impl.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "util/json_reader.hpp"
+
+namespace smelt {
+namespace {
+
+constexpr std::int64_t kSchemaVersion = 1;
+
+// Runs a word parser, turning its error into a collected violation.
+template <typename Parse>
+auto parse_word(detail::JsonObject& o, std::string_view key, std::string fallback, Parse parse) {
+  const std::string word = o.string(key, std::move(fallback));
+  try {
+    return parse(word, o.field(key));
+  } catch (const config_error& e) {
+    o.violation(e.what());
+    return decltype(parse(word, ""))();
+  }
+}
+
+void read_attention(detail::JsonObject a, ModelConfig& c) {
+  auto& at = c.attention;
+  at.type = parse_word(a, "type", "gqa", parse_attention_type);
+  at.num_heads = a.integer("num_heads");
+  if (at.type == AttentionType::gqa) {
+    at.num_kv_heads = a.integer("num_kv_heads");
+    at.head_dim = a.integer("head_dim");
+  } else {
+    at.mla.q_lora_rank = a.integer("q_lora_rank", 0);
+    at.mla.kv_lora_rank = a.integer("kv_lora_rank");
+    at.mla.qk_nope_head_dim = a.integer("qk_nope_head_dim");
+    at.mla.qk_rope_head_dim = a.integer("qk_rope_head_dim");
+    at.mla.v_head_dim = a.integer("v_head_dim");
+  }
+  at.qkv_bias = a.boolean("qkv_bias", false);
+  at.out_bias = a.boolean("out_bias", false);
+  at.qk_norm = parse_word(a, "qk_norm", "none", parse_qk_norm);
+  at.sinks = a.boolean("sinks", false);
+  if (const auto* p = a.raw("pattern")) {
+    at.pattern.clear();
+    if (!p->is_array())
+      a.violation(fmt::format("{} = {}: must be an array of \"full\", \"sliding\" or \"chunked\"", a.field("pattern"),
+                              detail::json_excerpt(*p)));
+    for (std::size_t i = 0; p->is_array() && i < p->size(); ++i) {
+      const std::string field = fmt::format("{}[{}]", a.field("pattern"), i);
+      try {
+        if (!(*p)[i].is_string())
+          throw config_error(fmt::format("{} = {}: must be a string", field, detail::json_excerpt((*p)[i])));
+        at.pattern.push_back(parse_layer_attention((*p)[i].get<std::string>(), field));
+      } catch (const config_error& e) {
+        a.violation(e.what());
+      }
+    }
+  }
+  at.window = a.integer("window", 0);
+  at.chunk = a.integer("chunk", 0);
+  a.reject_unknown_keys();
+}
+
+void read_moe(detail::JsonObject m, ModelConfig& c) {
+  auto& moe = c.moe;
+  moe.num_experts = m.integer("num_experts");
+  moe.top_k = m.integer("top_k");
+  moe.expert_width = m.integer("expert_width");
+  moe.num_shared_experts = m.integer("num_shared_experts", 0);
+  moe.shared_width = m.integer("shared_width", 0);
+  moe.shared_gate = m.boolean("shared_gate", false);
+  moe.router_bias = m.boolean("router_bias", false);
+  moe.router_score = parse_word(m, "router_score", "softmax", parse_router_score);
+  if (const auto* layers = m.raw("layers")) {
+    if (layers->is_array()) {
+      for (std::size_t i = 0; i < layers->size(); ++i) {
+        if ((*layers)[i].is_number_integer())
+          moe.layers.push_back((*layers)[i].get<std::int64_t>());
+        else
+          m.violation(
+              fmt::format("{}[{}] = {}: must be an integer", m.field("layers"), i, detail::json_excerpt((*layers)[i])));
+      }
+      if (layers->empty()) m.violation(fmt::format("{} = []: must list at least one layer", m.field("layers")));
+    } else if (layers->is_object()) {
+      detail::JsonObject rule(*layers, m.field("layers"), m.violations());
+      moe.first_dense = rule.integer("first_dense", 0);
+      moe.every = rule.integer("every", 1);
+      moe.phase = rule.integer("phase", 0);
+      rule.reject_unknown_keys();
+    } else {
+      m.violation(fmt::format("{} = {}: must be a list of 1-based layers or {{\"first_dense\", \"every\", \"phase\"}}",
+                              m.field("layers"), detail::json_excerpt(*layers)));
+    }
+  }
+  m.reject_unknown_keys();
+}
+
+void read_loop(detail::JsonObject l, ModelConfig& c) {
+  const std::string span = l.string("span");
+  if (!span.empty()) {
+    try {
+      parse_span(span, l.field("span"), c.loop);
+    } catch (const config_error& e) {
+      l.violation(e.what());
+    }
+  }
+  c.loop.count = l.integer("count", 2);
+  c.loop.residual_scale = l.number("residual_scale", c.loop.count > 0 ? 1.0 / static_cast<double>(c.loop.count) : 1.0);
+  l.reject_unknown_keys();
+}
+
+// The field a message is about: the text before " = " or ":".
+std::string_view subject(std::string_view message) {
+  return message.substr(0, std::min(message.find(" = "), message.find(':')));
+}
+
+// True when a problem reported on `reported` explains one on `field`: the same
+// field, or a field inside the reported object.
+bool covers(std::string_view reported, std::string_view field) {
+  return field == reported || (field.size() > reported.size() && field.substr(0, reported.size()) == reported &&
+                               field[reported.size()] == '.');
+}
+
+// Reading found problems; the rules may find more in the fields that did read
+// well. Report both, skipping rule violations on fields already reported.
+std::vector<std::string> merge_rule_violations(const ModelConfig& c, std::vector<std::string> violations) {
+  try {
+    detail::validate_fields(c);
+  } catch (const config_error& e) {
+    for (const auto& rule : e.violations()) {
+      const bool seen = std::any_of(violations.begin(), violations.end(),
+                                    [&](const std::string& v) { return covers(subject(v), subject(rule)); });
+      if (!seen) violations.push_back(rule);
+    }
+  }
+  return violations;
+}
+
+}  // namespace
+
+ModelConfig parse_native_config(std::string_view text, std::string_view source) {
+  const nlohmann::json json = detail::parse_json_text(text, source);
+  std::vector<std::string> violations;
+  ModelConfig c;
+  if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
+  detail::JsonObject root(json, "", violations);
+  const std::int64_t version = root.integer("schema_version");
+  if (violations.empty() && version != kSchemaVersion)  // other versions mean other fields: stop here
+    throw config_error(fmt::format("schema_version = {}: must be {}", version, kSchemaVersion));
+  c.name = root.string("name", "");
+  c.vocab_size = root.integer("vocab_size");
+  c.tie_embeddings = root.boolean("tie_embeddings", false);
+  c.num_layers = root.integer("num_layers");
+  c.hidden_size = root.integer("hidden_size");
+  c.norm = parse_word(root, "norm", "rmsnorm", parse_norm_type);
+  c.context_length = root.integer("context_length", 4096);
+  c.kv_cache_bytes = root.integer("kv_cache_bytes", 2);
+  if (auto a = root.object("attention")) read_attention(*a, c);
+  if (auto f = root.object("ffn", true)) {
+    c.ffn.type = parse_word(*f, "type", "gated", parse_ffn_type);
+    c.ffn.bias = f->boolean("bias", false);
+    c.ffn.dense_width = f->integer("dense_width", 0);
+    f->reject_unknown_keys();
+  }
+  if (auto m = root.object("moe", true)) read_moe(*m, c);
+  if (auto l = root.object("loop", true)) read_loop(*l, c);
+  c.mtp_modules = root.integer("mtp_modules", 0);
+  root.reject_unknown_keys();
+  if (!violations.empty()) throw config_error(merge_rule_violations(c, std::move(violations)));
+  validate(c);
+  return c;
+}
+
+std::string to_json(const ModelConfig& c) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["schema_version"] = kSchemaVersion;
+  j["name"] = c.name;
+  j["vocab_size"] = c.vocab_size;
+  j["tie_embeddings"] = c.tie_embeddings;
+  j["num_layers"] = c.num_layers;
+  j["hidden_size"] = c.hidden_size;
+  j["norm"] = to_string(c.norm);
+  j["context_length"] = c.context_length;
+  j["kv_cache_bytes"] = c.kv_cache_bytes;
+
+  const auto& a = c.attention;
+  ordered_json at;
+  at["type"] = to_string(a.type);
+  at["num_heads"] = a.num_heads;
+  if (a.type == AttentionType::gqa) {
+    at["num_kv_heads"] = a.num_kv_heads;
+    at["head_dim"] = a.head_dim;
+  } else {
+    at["q_lora_rank"] = a.mla.q_lora_rank;
+    at["kv_lora_rank"] = a.mla.kv_lora_rank;
+    at["qk_nope_head_dim"] = a.mla.qk_nope_head_dim;
+    at["qk_rope_head_dim"] = a.mla.qk_rope_head_dim;
+    at["v_head_dim"] = a.mla.v_head_dim;
+  }
+  at["qkv_bias"] = a.qkv_bias;
+  at["out_bias"] = a.out_bias;
+  at["qk_norm"] = to_string(a.qk_norm);
+  at["sinks"] = a.sinks;
+  at["pattern"] = ordered_json::array();
+  for (const auto kind : a.pattern) at["pattern"].push_back(to_string(kind));
+  at["window"] = a.window;
+  at["chunk"] = a.chunk;
+  j["attention"] = std::move(at);
+
+  j["ffn"] = {{"type", to_string(c.ffn.type)}, {"bias", c.ffn.bias}, {"dense_width", c.ffn.dense_width}};
+
+  if (c.is_moe()) {
+    const auto& m = c.moe;
+    ordered_json moe;
+    moe["num_experts"] = m.num_experts;
+    moe["top_k"] = m.top_k;
+    moe["expert_width"] = m.expert_width;
+    moe["num_shared_experts"] = m.num_shared_experts;
+    moe["shared_width"] = m.shared_width;
+    moe["shared_gate"] = m.shared_gate;
+    moe["router_bias"] = m.router_bias;
+    moe["router_score"] = to_string(m.router_score);
+    if (m.layers.empty())
+      moe["layers"] = {{"first_dense", m.first_dense}, {"every", m.every}, {"phase", m.phase}};
+    else
+      moe["layers"] = m.layers;
+    j["moe"] = std::move(moe);
+  }
+  if (c.loop.first > 0)
+    j["loop"] = {{"span", format_span(c.loop)}, {"count", c.loop.count}, {"residual_scale", c.loop.residual_scale}};
+  j["mtp_modules"] = c.mtp_modules;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace smelt

@@ -1,0 +1,177 @@
+// validate(): every rule a ModelConfig must satisfy, all violations at once.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "count/count_impl.hpp"
+#include "smelt/config.hpp"
+#include "smelt/error.hpp"
+#include "util/checked.hpp"
+
+namespace smelt {
+namespace {
+
+// Bounds keep every product in the counts inside 64-bit integers for all
+// realistic models; the checked count below catches the rest.
+constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxLayers = std::int64_t{1} << 16;
+constexpr std::int64_t kMaxExperts = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxContext = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxLoops = 1024;
+constexpr std::int64_t kMaxKvBytes = 64;
+
+class Violations {
+ public:
+  void add(std::string message) { list_.push_back(std::move(message)); }
+
+  // value must lie in [lo, hi].
+  void range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+    if (value < lo && lo == 1)
+      add(fmt::format("{} = {}: must be positive", field, value));
+    else if (value < lo)
+      add(fmt::format("{} = {}: must be at least {}", field, value, lo));
+    else if (value > hi)
+      add(fmt::format("{} = {}: must be at most {}", field, value, hi));
+  }
+
+  bool empty() const { return list_.empty(); }
+  std::vector<std::string>& list() { return list_; }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+void check_attention(const ModelConfig& c, Violations& v) {
+  const auto& a = c.attention;
+  v.range("attention.num_heads", a.num_heads, 1, kMaxWidth);
+  if (a.type == AttentionType::gqa) {
+    v.range("attention.num_kv_heads", a.num_kv_heads, 1, kMaxWidth);
+    v.range("attention.head_dim", a.head_dim, 1, kMaxWidth);
+    if (a.num_heads > 0 && a.num_kv_heads > 0 && a.num_heads % a.num_kv_heads != 0)
+      v.add(fmt::format("attention.num_kv_heads = {}: must divide attention.num_heads = {}", a.num_kv_heads,
+                        a.num_heads));
+  } else {
+    const auto& m = a.mla;
+    v.range("attention.q_lora_rank", m.q_lora_rank, 0, kMaxWidth);
+    v.range("attention.kv_lora_rank", m.kv_lora_rank, 1, kMaxWidth);
+    v.range("attention.qk_nope_head_dim", m.qk_nope_head_dim, 0, kMaxWidth);
+    v.range("attention.qk_rope_head_dim", m.qk_rope_head_dim, 0, kMaxWidth);
+    v.range("attention.v_head_dim", m.v_head_dim, 1, kMaxWidth);
+    // MLA's projections carry no biases and its norms sit on the latents (counted), so these
+    // switches would be silently ignored: refuse them instead.
+    if (a.qkv_bias) v.add("attention.qkv_bias = true: not supported with attention.type = \"mla\"");
+    if (a.qk_norm != QkNorm::none)
+      v.add(fmt::format("attention.qk_norm = \"{}\": must be \"none\" with attention.type = \"mla\"",
+                        to_string(a.qk_norm)));
+    if (m.qk_nope_head_dim + m.qk_rope_head_dim <= 0 && m.qk_nope_head_dim >= 0 && m.qk_rope_head_dim >= 0)
+      v.add("attention.qk_nope_head_dim + attention.qk_rope_head_dim = 0: must be positive");
+  }
+  if (a.pattern.empty())
+    v.add("attention.pattern = []: must list at least one layer kind");
+  else if (static_cast<std::int64_t>(a.pattern.size()) > c.num_layers && c.num_layers > 0)
+    v.add(fmt::format("attention.pattern has {} entries: must have at most num_layers = {}", a.pattern.size(),
+                      c.num_layers));
+  const auto uses = [&](LayerAttention k) {
+    return std::find(a.pattern.begin(), a.pattern.end(), k) != a.pattern.end();
+  };
+  if (uses(LayerAttention::sliding))
+    v.range("attention.window", a.window, 1, kMaxContext);
+  else if (a.window != 0)
+    v.add(fmt::format("attention.window = {}: must be 0 when attention.pattern has no \"sliding\" layer", a.window));
+  if (uses(LayerAttention::chunked))
+    v.range("attention.chunk", a.chunk, 1, kMaxContext);
+  else if (a.chunk != 0)
+    v.add(fmt::format("attention.chunk = {}: must be 0 when attention.pattern has no \"chunked\" layer", a.chunk));
+}
+
+void check_moe(const ModelConfig& c, Violations& v) {
+  const auto& m = c.moe;
+  v.range("moe.num_experts", m.num_experts, 1, kMaxExperts);
+  v.range("moe.top_k", m.top_k, 1, kMaxExperts);
+  if (m.num_experts > 0 && m.top_k > m.num_experts)
+    v.add(fmt::format("moe.top_k = {}: must be at most moe.num_experts = {}", m.top_k, m.num_experts));
+  v.range("moe.expert_width", m.expert_width, 1, kMaxWidth);
+  v.range("moe.num_shared_experts", m.num_shared_experts, 0, kMaxExperts);
+  if (m.num_shared_experts > 0)
+    v.range("moe.shared_width", m.shared_width, 1, kMaxWidth);
+  else if (m.shared_width != 0 || m.shared_gate)
+    v.add(fmt::format("moe.shared_width = {}, moe.shared_gate = {}: must be 0 and false without shared experts",
+                      m.shared_width, m.shared_gate));
+  if (!m.layers.empty()) {
+    std::set<std::int64_t> seen;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+      const auto layer = m.layers[i];
+      if (layer < 1 || layer > c.num_layers)
+        v.add(fmt::format("moe.layers[{}] = {}: must be a 1-based layer in 1..{}", i, layer, c.num_layers));
+      else if (!seen.insert(layer).second)
+        v.add(fmt::format("moe.layers[{}] = {}: listed twice", i, layer));
+    }
+  } else {
+    v.range("moe.layers.first_dense", m.first_dense, 0, std::max<std::int64_t>(c.num_layers - 1, 0));
+    v.range("moe.layers.every", m.every, 1, std::max<std::int64_t>(c.num_layers, 1));
+    if (m.every > 0) v.range("moe.layers.phase", m.phase, 0, m.every - 1);
+  }
+}
+
+void check_loop(const ModelConfig& c, Violations& v) {
+  const auto& l = c.loop;
+  v.range("loop.count", l.count, 1, kMaxLoops);
+  if (!(std::isfinite(l.residual_scale) && l.residual_scale > 0))
+    v.add(fmt::format("loop.residual_scale = {}: must be a positive finite number", l.residual_scale));
+  if (l.first == 0 && l.last == 0 && l.count == 1) return;  // no loop
+  if (l.first < 1 || l.last > c.num_layers || l.first > l.last)
+    v.add(fmt::format("loop.span = \"{}\": must satisfy 1 <= first <= last <= num_layers = {}", format_span(l),
+                      c.num_layers));
+}
+
+void check_dense_width(const ModelConfig& c, Violations& v) {
+  bool any_dense = false;
+  for (std::int64_t i = 0; i < c.num_layers && !any_dense; ++i) any_dense = !c.is_moe_layer(i);
+  if (any_dense || c.ffn.dense_width != 0) {
+    if (any_dense && c.ffn.dense_width <= 0)
+      v.add(fmt::format("ffn.dense_width = {}: must be positive, since some layers are dense", c.ffn.dense_width));
+    else
+      v.range("ffn.dense_width", c.ffn.dense_width, 0, kMaxWidth);
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+void validate_fields(const ModelConfig& c) {
+  Violations v;
+  v.range("vocab_size", c.vocab_size, 1, kMaxWidth);
+  v.range("num_layers", c.num_layers, 1, kMaxLayers);
+  v.range("hidden_size", c.hidden_size, 1, kMaxWidth);
+  v.range("context_length", c.context_length, 1, kMaxContext);
+  v.range("kv_cache_bytes", c.kv_cache_bytes, 1, kMaxKvBytes);
+  v.range("mtp_modules", c.mtp_modules, 0, kMaxLayers);
+  check_attention(c, v);
+  if (c.is_moe() || c.moe.top_k != 0 || c.moe.expert_width != 0) check_moe(c, v);
+  check_loop(c, v);
+  if (c.num_layers > 0 && c.num_layers <= kMaxLayers) check_dense_width(c, v);
+  if (!v.empty()) throw config_error(std::move(v.list()));
+}
+
+std::string overflow_message(const ModelConfig& c, const char* what) {
+  return fmt::format(
+      "model too large to count exactly: {} overflows 64-bit integers (hidden_size = {}, num_layers = {}, "
+      "context_length = {})",
+      what, c.hidden_size, c.num_layers, c.context_length);
+}
+
+}  // namespace detail
+
+void validate(const ModelConfig& c) {
+  detail::validate_fields(c);
+  try {
+    (void)detail::count_unchecked(c, {});
+  } catch (const detail::overflow& e) {
+    throw config_error(detail::overflow_message(c, e.what()));
+  }
+}
+
+}  // namespace smelt

@@ -1,0 +1,28 @@
+// solve_brute_force(): counts every candidate of the space. The reference the
+// tests hold solve() to, and the baseline of its benchmark.
+#include "solve/found.hpp"
+
+namespace smelt {
+
+MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
+                              const MatchOptions& options) {
+  const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
+  const detail::Objective objective(options);
+  const detail::ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
+  std::int64_t evaluated = 0;
+  detail::TopCandidates top(plan, static_cast<std::size_t>(options.top));
+  for (const detail::Geometry& g : plan.geometries)
+    for (const std::int64_t h : plan.hidden) {
+      // One candidate per (H, geometry): its best expert count.
+      detail::TopCandidates best_e(plan, 1);
+      for (const std::int64_t e : plan.experts) {
+        ++evaluated;
+        const auto budgets = detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts);
+        best_e.offer({objective.score(budgets, target), h, e, g});
+      }
+      top.offer(best_e.sorted().front());
+    }
+  return detail::build_result(plan, top.sorted(), target, evaluated);
+}
+
+}  // namespace smelt

@@ -1,0 +1,44 @@
+// What the searches keep: the best candidates found so far, in the solver's
+// total order (objective, then tie-break), bounded by the number asked for.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "solve/exact_budget.hpp"
+#include "solve/space.hpp"
+
+namespace smelt::detail {
+
+struct Found {
+  Score score;
+  std::int64_t hidden = 0;
+  std::int64_t experts = 0;
+  Geometry geometry;
+};
+
+// Memory is bounded by `capacity`, never by the size of the space.
+class TopCandidates {
+ public:
+  TopCandidates(const Plan& plan, std::size_t capacity) : plan_(&plan), capacity_(capacity) {}
+
+  bool less(const Found& a, const Found& b) const;
+  void offer(const Found& f);
+  bool full() const { return kept_.size() >= capacity_; }
+  // The largest mismatch of the worst kept candidate: a config whose largest
+  // mismatch is above it cannot enter.
+  const Fraction& threshold() const { return kept_.back().score.front(); }
+  const std::vector<Found>& sorted() const { return kept_; }
+
+ private:
+  const Plan* plan_;
+  std::size_t capacity_;
+  std::vector<Found> kept_;  // sorted, best first
+};
+
+// Turns the kept candidates into the public result: budgets per context,
+// mismatches, depth, and an explanation when the best misses the tolerance.
+MatchResult build_result(const Plan& plan, const std::vector<Found>& found, const ExactBudgets& baseline,
+                         std::int64_t evaluated);
+
+}  // namespace smelt::detail

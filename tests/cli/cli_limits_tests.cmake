@@ -1,0 +1,67 @@
+# Hostile option values and huge but valid configs through the CLI: each once
+# crashed (SIGFPE), was undefined behaviour (caught by -fsanitize=undefined
+# in the asan preset), allocated gigabytes or ran for minutes before its check.
+# Each must end at once with exit code 2 and a message naming the value.
+set(SMELT_LIMITS ${CMAKE_CURRENT_SOURCE_DIR}/data/limits)
+
+# Option ranges, checked before any arithmetic on the value.
+smelt_cli_test(limits.align_ffn EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --align-ffn 4611686018427387904
+               STDOUT_EMPTY STDERR "--align-ffn = 4611686018427387904: must be at most 16777216\n")
+smelt_cli_test(limits.align_hidden EXIT 2
+               ARGS derive ${SMELT_EX}/tiny-moe.json --align-hidden 9223372036854775807 --hidden 2:100
+               STDOUT_EMPTY STDERR "--align-hidden = 9223372036854775807: must be at most 16777216\n")
+smelt_cli_test(limits.loops EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --loops 9223372036854775807
+               STDOUT_EMPTY STDERR "--loops = 9223372036854775807: must be at most 1024\n")
+smelt_cli_test(limits.depth EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --depth 9223372036854775807
+               STDOUT_EMPTY STDERR "--depth = 9223372036854775807: must be between 1 and 65536\n")
+smelt_cli_test(limits.span_nan EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --span nan%
+               STDOUT_EMPTY STDERR "--span = \"nan%\": a fraction must lie in \\[0, 1\\]\n")
+smelt_cli_test(limits.tolerance EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --tolerance 1e300
+               STDOUT_EMPTY STDERR "--tolerance = 1e\\+300: must be at most 1000000\n")
+smelt_cli_test(limits.sweep_loops EXIT 2 ARGS sweep ${SMELT_EX}/tiny-moe.json --loops 9223372036854775807
+               STDOUT_EMPTY STDERR "--loops = 9223372036854775807: must be at most 1024\n")
+smelt_cli_test(limits.sweep_spans EXIT 2 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans nan
+               STDOUT_EMPTY STDERR "--spans = nan: must be a fraction of the layers in \\[0, 1\\]")
+
+# The search space is counted before it is listed: 2^24 + 2^23 geometries
+# (once quadratic: days), and a Baseline of 720720 heads with head_dim 2^24
+# (once 503M geometries stored first: 75 s and 12.7 GB, or bad_alloc).
+smelt_cli_test(limits.heads_range EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --heads 1:16777216
+               STDOUT_EMPTY STDERR "search space too large: 25165824 attention geometries \\(at most 1048576\\)\n")
+smelt_cli_test(limits.wide_heads EXIT 2 ARGS derive ${SMELT_LIMITS}/wide-heads.json
+               STDOUT_EMPTY STDERR "search space too large: 503315760 attention geometries \\(at most 1048576\\)\n")
+# 65536 layers looped 1024 times: 2^26 visits counted by multiplicity (once
+# listed one by one: 1.2 GB and 40 s in a Debug build); 128 KV bytes a visit.
+smelt_cli_test(limits.deep_loop EXIT 0 ARGS count ${SMELT_LIMITS}/deep-looped.json
+               STDOUT "layers executed +67108864\n.*KV cache bytes/token +8.00 GiB\n")
+smelt_cli_test(limits.deep_loop_bench EXIT 2 ARGS bench ${SMELT_LIMITS}/deep-looped.json --backend cpu --force
+               STDOUT_EMPTY
+               STDERR "the config executes 67108864 layers per token: the benchmark runs at most 1048576 block visits\n")
+set_tests_properties(cli.limits.heads_range cli.limits.wide_heads cli.limits.deep_loop cli.limits.deep_loop_bench
+                     PROPERTIES TIMEOUT 20)
+
+# bench bounds the activations of its plan (4512 bytes a token for tiny-moe,
+# docs/bench.md) and the number of runs.
+smelt_cli_test(limits.bench_tokens EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cpu --tokens 1000000000
+               STDOUT_EMPTY
+               STDERR "the CPU reference needs up to about 4202.1 GiB for the activations of --tokens = 1000000000 \\(and 0.0 GiB for the weights\\); more than 8 GiB: use fewer --tokens or --force\n")
+smelt_cli_test(limits.bench_runs EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cpu --warmup 1001
+               --repetitions 1000000000 STDOUT_EMPTY
+               STDERR "--warmup = 1001: must be at most 1000\n.*--repetitions = 1000000000: must be at most 1000\n")
+# Past the bounds (--force) an allocation that fails is still exit code 2, not
+# "internal error" (exit 1). The address space is capped so that it fails at
+# once; not under ASan, which reserves terabytes of it.
+if(NOT SMELT_SANITIZE)
+  foreach(case IN ITEMS "tokens|${SMELT_EX}/tiny-moe.json|--tokens|1000000000"
+                        "weights|${SMELT_EX}/smelt-baseline-12l.json")
+    string(REPLACE "|" ";" case "${case}")
+    list(POP_FRONT case name)
+    list(JOIN case " " args)
+    add_test(NAME cli.limits.bench_force_${name}
+             COMMAND ${CMAKE_COMMAND}
+                     "-DCOMMAND=/bin/sh|-c|ulimit -v 800000 && exec $<TARGET_FILE:smelt-match> bench ${args} --backend cpu --force"
+                     -DEXIT=2 -DSTDOUT_EMPTY=1 "-DSTDERR=out of memory: the cpu backend could not allocate what "
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect.cmake)
+    set_tests_properties(cli.limits.bench_force_${name} PROPERTIES TIMEOUT 30)
+  endforeach()
+endif()

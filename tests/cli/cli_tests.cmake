@@ -1,0 +1,127 @@
+# smelt-match through CTest: outputs, exit codes and error messages.
+set(SMELT_EX ${PROJECT_SOURCE_DIR}/examples)
+set(SMELT_BAD ${CMAKE_CURRENT_SOURCE_DIR}/data)
+
+# smelt_cli_test(NAME EXIT <code> ARGS <args...> [STDOUT <regex>] [STDERR <regex>] [STDOUT_EMPTY])
+function(smelt_cli_test name)
+  cmake_parse_arguments(T "STDOUT_EMPTY" "EXIT;STDOUT;STDERR;STDOUT_FILE" "ARGS" ${ARGN})
+  set(defs -DEXIT=${T_EXIT})
+  if(DEFINED T_STDOUT)
+    list(APPEND defs "-DSTDOUT=${T_STDOUT}")
+  endif()
+  if(DEFINED T_STDERR)
+    list(APPEND defs "-DSTDERR=${T_STDERR}")
+  endif()
+  if(T_STDOUT_EMPTY)
+    list(APPEND defs -DSTDOUT_EMPTY=1)
+  endif()
+  if(DEFINED T_STDOUT_FILE)
+    list(APPEND defs "-DSTDOUT_FILE=${T_STDOUT_FILE}")
+  endif()
+  # "|" separates the arguments: a CMake list would not survive the command line.
+  string(REPLACE ";" "|" command "$<TARGET_FILE:smelt-match>;${T_ARGS}")
+  add_test(NAME cli.${name} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" ${defs}
+                                    -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect.cmake)
+endfunction()
+
+# Every example config counts, as a table and as JSON.
+file(GLOB example_configs ${SMELT_EX}/*.json ${SMELT_EX}/hf/*.json)
+foreach(config IN LISTS example_configs)
+  get_filename_component(stem ${config} NAME_WE)
+  get_filename_component(dir ${config} DIRECTORY)
+  get_filename_component(dir ${dir} NAME)
+  smelt_cli_test(example.${dir}.${stem} EXIT 0 ARGS count ${config} STDOUT "params total")
+  smelt_cli_test(example.${dir}.${stem}.json EXIT 0 ARGS count --json ${config} STDOUT "^{\n  \"schema_version\": 1,")
+endforeach()
+
+# Published figures, end to end.
+smelt_cli_test(count.mixtral.json EXIT 0 ARGS count --json ${SMELT_EX}/mixtral-8x7b.json
+               STDOUT "\"total\": 46702792704,.*\"active\": 12879925248,.*\"bytes_per_token\": 131072.0")
+smelt_cli_test(count.tiny.table EXIT 0 ARGS count ${SMELT_EX}/tiny-moe.json
+               STDOUT "params total +369.728 K\n.*forward FLOPs/token +520.960 kFLOP\n")
+smelt_cli_test(count.side_by_side EXIT 0
+               ARGS count ${SMELT_EX}/smelt-baseline-12l.json ${SMELT_EX}/smelt-looped-12l.json
+               STDOUT "layers executed +12 +18 \\(\\+50.0%\\)")
+smelt_cli_test(count.context EXIT 0 ARGS count --json --context 16 ${SMELT_EX}/tiny-moe.json
+               STDOUT "\"context_length\": 16,")
+smelt_cli_test(count.megatron EXIT 0 ARGS count --json --convention megatron ${SMELT_EX}/tiny-moe.json
+               STDOUT "\"convention\": \"megatron\",.*\"terms_training\"")
+smelt_cli_test(count.layers EXIT 0 ARGS count --layers ${SMELT_EX}/tiny-moe.json
+               STDOUT "layer +kind +attn +visits.*\n +2 +moe +full +2 ")
+smelt_cli_test(convert.roundtrip EXIT 0 ARGS convert ${SMELT_EX}/smelt-looped-12l.json
+               STDOUT_FILE ${SMELT_EX}/smelt-looped-12l.json)
+smelt_cli_test(help EXIT 0 ARGS count --help STDOUT "--convention")
+
+# Bad input: exit code 2 (4 for unreadable files), the message, nothing on stdout.
+smelt_cli_test(error.malformed EXIT 2 ARGS count ${SMELT_BAD}/malformed.json STDOUT_EMPTY
+               STDERR "malformed.json:3:19: malformed JSON: syntax error while parsing object key")
+smelt_cli_test(error.violations EXIT 2 ARGS count ${SMELT_BAD}/violations.json STDOUT_EMPTY
+               STDERR "hidden_size: missing \\(required\\)\n.*hidden_sise: unknown key \\(did you mean \"hidden_size\"\\?\\)\n.*vocab_size = -3: must be positive\n.*attention.num_kv_heads = 4: must divide attention.num_heads = 6\n.*moe.top_k = 8: must be at most moe.num_experts = 4\n.*loop.span = \"3-9\": must satisfy 1 <= first <= last <= num_layers = 4")
+smelt_cli_test(error.one_bad_of_two EXIT 2 ARGS count ${SMELT_EX}/tiny-moe.json ${SMELT_BAD}/violations.json
+               STDOUT_EMPTY STDERR "vocab_size = -3")
+smelt_cli_test(error.missing_file EXIT 4 ARGS count /nonexistent/config.json STDOUT_EMPTY
+               STDERR "while reading config '/nonexistent/config.json': cannot open")
+smelt_cli_test(error.context EXIT 2 ARGS count --context 0 ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
+               STDERR "--context = 0: must be between 1 and 1073741824 tokens")
+smelt_cli_test(error.convention EXIT 2 ARGS count --convention 6N ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
+               STDERR "--convention = \"6N\": must be one of smelt, megatron")
+smelt_cli_test(error.no_config EXIT 2 ARGS count STDOUT_EMPTY STDERR "CONFIG is required")
+smelt_cli_test(error.unknown_model_type EXIT 2 ARGS count ${SMELT_BAD}/unknown_model_type.json STDOUT_EMPTY
+               STDERR "model_type = \"gpt2\": not supported; supported: dbrx, ")
+
+# sweep: the matched ablation grid; rows outside the tolerance are marked "no", not errors (exit code 0).
+smelt_cli_test(sweep.table EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json
+               STDOUT "kind +variant +span +loops +depth +executed +H +experts +heads/kv/hd +FLOPs +params +KV +max +within +depth/width\nbaseline +- +none +1 +12 +12 +1280 +192 +10/2/128 +\\+0.000% +\\+0.000% +\\+0.000% +0.000% +yes +0.00937\nloop +25% +5-7 +2 +12 +15 .*\nloop +50% +4-9 +2 +12 +18 +1024 +312 +10/2/88 .* no .*\ndepth +1.5x +none +1 +18 +18 .*\n[0-9]+ of 17 rows within the 1% tolerance\n")
+smelt_cli_test(sweep.percent EXIT 0 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans 50% --loops 3 --depths none
+               STDOUT "\nloop +50% +2-3 +3 +4 +8 .*\n0 of 1 rows within")
+smelt_cli_test(sweep.csv EXIT 0 ARGS sweep --csv --depths none ${SMELT_EX}/smelt-baseline-12l.json
+               STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375\nloop,0.25,1,5-7,2,12,15,")
+smelt_cli_test(sweep.json EXIT 0 ARGS sweep --json --spans 0 --depths 0.5 ${SMELT_EX}/smelt-baseline-12l.json
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"baseline\": \"smelt-baseline-12l\",.*\"rows\": \\[\n    {\n      \"kind\": \"baseline\",.*\"kind\": \"depth\",.*\"depth\": 6,")
+smelt_cli_test(sweep.error.options EXIT 2 STDOUT_EMPTY
+               ARGS sweep --spans 1.5,abc --loops 0 --depths 0 --hidden 7:3 ${SMELT_EX}/smelt-baseline-12l.json
+               STDERR "--spans = \"abc\": must be fractions of the layers \\(0.25\\) or percentages \\(25%\\) separated by commas\n--spans = 1.5: must be a fraction of the layers in \\[0, 1\\] \\(0% to 100%\\)\n--loops = 0: must be at least 1\n--depths = 0: must be a depth multiplier > 0\n--hidden = 7:3: must be a positive value or a range LO:HI with LO <= HI")
+smelt_cli_test(sweep.error.formats EXIT 2 STDOUT_EMPTY ARGS sweep --json --csv ${SMELT_EX}/smelt-baseline-12l.json
+               STDERR "--json, --csv: choose one output format")
+
+# fit and frontier: scaling laws (docs/scaling.md). runs-chinchilla.csv holds 30 noise-free runs of
+# L = 1.8 + 450 / N^0.35 + 2000 / D^0.37; the law files are hand-written (law-ref.json: Epoch AI's refit of
+# the Chinchilla data; law-target.json: the same with A = 400, whose gain is 1 - (400 / 482.01)^(1 / 0.3478)).
+set(SMELT_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data)
+smelt_cli_test(fit.table EXIT 0 ARGS fit ${SMELT_DATA}/runs-chinchilla.csv --group-by arch
+               STDOUT "label +E +A +B +alpha +beta +objective +rmse +runs +starts +converged\ndense +1.8 +450 +2000 +0.35 +0.37 .* 30 +[0-9]+/4500 +yes\n")
+smelt_cli_test(fit.json EXIT 0 ARGS fit --json ${SMELT_DATA}/runs-chinchilla.csv
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"laws\": \\[\n    {\n      \"form\": \"chinchilla\",.*\"alpha\": 0\\.3(4999999|5000000)[0-9]*,\n        \"beta\": 0\\.3(6999999|7000000)[0-9]*\n.*\"converged\": true,")
+smelt_cli_test(fit.error.options EXIT 2 STDOUT_EMPTY
+               ARGS fit --form kaplan --delta 0 --bootstrap -1 ${SMELT_DATA}/runs-chinchilla.csv
+               STDERR "--form = \"kaplan\": must be one of chinchilla, smelt\n--bootstrap = -1: must be between 0 and 100000\n--delta = 0: must be a positive number\n")
+smelt_cli_test(fit.error.columns EXIT 2 STDOUT_EMPTY ARGS fit --form smelt ${SMELT_DATA}/runs-chinchilla.csv
+               STDERR "missing column \"F\"")
+smelt_cli_test(frontier.table EXIT 0
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e20,1e22
+               STDOUT "reference: dense \\(.*law-ref.json\\)\nbudget +law +form +size +tokens +loss +gain over dense\n1e\\+20 +dense +chinchilla +853.477 M params +19.528 B +2.55310 +-\n +looped +chinchilla +657.186 M params +25.361 B +2.48598 +\\+41.50% \\[\\+34.68%, \\+45.94%\\]\n1e\\+22 +dense .*\n +looped .* +\\+41.50% \\[\\+39.19%, \\+45.71%\\]\n")
+smelt_cli_test(frontier.json EXIT 0
+               ARGS frontier --json --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e22
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"reference\": \"dense\",\n  \"sparsity\": 0.0,.*\"compute\": 1e\\+22,.*\"name\": \"looped\",.*\"gain\": 0.41504983229[0-9]*,\n          \"gain_interval\": \\[\n")
+smelt_cli_test(frontier.sparsity EXIT 0
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-smelt.json --budget 1e22 --sparsity 0.85
+               STDOUT "smelt laws at sparsity 0.85\n.*\n +sparse +smelt +41.602 GFLOP/token +240.376 B +2.11079 +\\+42.04%\n")
+smelt_cli_test(frontier.error.no_law EXIT 2 STDOUT_EMPTY ARGS frontier --budget 1e20 STDERR "--law is required")
+smelt_cli_test(frontier.error.budget EXIT 2 STDOUT_EMPTY
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --budget 1e20,-1e20,abc,0 --sparsity 1
+               STDERR "--budget = -1e\\+20: must be a positive number of FLOPs\n--budget = \"abc\": must be FLOPs separated by commas \\(1e20,1e21\\)\n--budget = 0: must be a positive number of FLOPs\n--sparsity = 1: must be in .0, 1\\)")  # (no bracket: an unmatched one breaks CMake lists)
+smelt_cli_test(frontier.error.below_e EXIT 2 STDOUT_EMPTY
+               ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-low-e.json --budget 1e22,1e26
+               STDERR "law-low-e.json: gain of law 'low-e' over law 'dense' at compute 1e\\+26: the reference cannot reach the target's frontier loss: loss = 1.79906: at or below the law's irreducible loss E = 1.8169\n$")
+smelt_cli_test(frontier.error.law_file EXIT 2 STDOUT_EMPTY
+               ARGS frontier --law ${SMELT_DATA}/runs-chinchilla.csv --budget 1e20
+               STDERR "while reading laws '.*runs-chinchilla.csv':\n  .*runs-chinchilla.csv:1:1: malformed JSON")
+
+# Epoch AI's extraction of the Chinchilla runs, read under our column names (only where ../shared is beside us).
+set(EPOCH_CSV ${PROJECT_SOURCE_DIR}/../shared/data/chinchilla/svg_extracted_data.csv)
+if(EXISTS ${EPOCH_CSV})
+  smelt_cli_test(fit.epoch.rename EXIT 0 ARGS fit ${EPOCH_CSV} --rename "Model Size=N" --rename "Training FLOP=C"
+                 STDOUT "\\(all\\) +1.89[0-9]+ +49[0-9.]+ .* 245 ")
+endif()
+smelt_cli_test(fit.error.rename EXIT 2 ARGS fit ${SMELT_BAD}/runs-chinchilla.csv --rename "Size" STDOUT_EMPTY
+               STDERR "--rename = \"Size\": must be OLD=NEW")

@@ -1,0 +1,264 @@
+// The solver on real questions: known answers, the objective and tie-break,
+// tolerance and its explanations, and every bad option.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "smelt/cost.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "smelt/solve.hpp"
+#include "solve/exact_budget.hpp"
+#include "test_configs.hpp"
+
+using namespace smelt;
+using i64 = std::int64_t;
+
+namespace {
+ModelConfig example(const char* name) { return read_config(std::string(SMELT_SOURCE_DIR "/examples/") + name); }
+
+std::vector<std::string> errors_of(const ModelConfig& b, const LoopRecipe& r, const SearchSpace& s,
+                                   const MatchOptions& o = {}) {
+  try {
+    (void)solve(b, r, s, o);
+  } catch (const config_error& e) {
+    return e.violations();
+  }
+  return {};
+}
+
+double pct(double candidate, double baseline) { return 100.0 * (candidate - baseline) / baseline; }
+}  // namespace
+
+TEST_CASE("exact fractions compare without rounding or overflow", "[solve]") {
+  using detail::compare;
+  using detail::Fraction;
+  using detail::i128;
+  CHECK(compare(Fraction{1, 3}, Fraction{34, 100}) < 0);
+  CHECK(compare(Fraction{2, 4}, Fraction{1, 2}) == 0);
+  CHECK(compare(Fraction{7, 2}, Fraction{3, 1}) > 0);
+  CHECK(compare(Fraction{0, 5}, Fraction{0, 9}) == 0);
+  // (2^100 + 1) / 2^100 against (2^100 + 2) / (2^100 + 1): both just above 1; products would overflow 128 bits.
+  const i128 big = i128{1} << 100;
+  CHECK(compare(Fraction{big + 1, big}, Fraction{big + 2, big + 1}) > 0);
+  CHECK(compare(Fraction{big + 2, big + 1}, Fraction{big + 1, big}) < 0);
+}
+
+TEST_CASE("without a loop the Baseline itself is the exact optimum", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  const MatchResult r = solve(b, {.loops = 1});
+  const Candidate& best = r.candidates.front();
+  CHECK(best.max_abs_mismatch_pct == 0.0);
+  CHECK(best.knobs == Knobs{1280, 192, 10, 2, 128, 320, 0, 0});
+  CHECK(r.within_tolerance);
+  CHECK(r.why.empty());
+}
+
+TEST_CASE("the 54B-class example matches all three budgets within 0.54%", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-54b.json");
+  const MatchResult r = solve(b, {});
+  const Candidate& best = r.candidates.front();
+  CHECK(best.knobs == Knobs{1920, 488, 24, 6, 64, 640, 0, 0});
+  CHECK(r.loop.first == 8);
+  CHECK(r.loop.last == 22);
+  CHECK(best.executed_layers == 45);
+  // KV: 30 layers x 2 x 6 x 96 x 2 bytes = 69,120 = 45 visits x 2 x 6 x 64 x 2: exact.
+  CHECK(best.budgets[0].kv.baseline == 69120);
+  CHECK(best.budgets[0].kv.candidate == 69120);
+  // The other two agree with count() of both configs.
+  const CostReport base = count(b);
+  const CostReport derived = count(best.config);
+  CHECK(best.budgets[0].flops.mismatch_pct ==
+        Approx(pct(derived.flops.forward_non_embedding(), base.flops.forward_non_embedding())).epsilon(1e-9));
+  CHECK(best.budgets[0].params.mismatch_pct ==
+        Approx(pct(static_cast<double>(derived.params.non_embedding), static_cast<double>(base.params.non_embedding)))
+            .epsilon(1e-9));
+  CHECK(best.max_abs_mismatch_pct == Approx(0.534).margin(0.001));
+  CHECK(r.within_tolerance);
+  CHECK(r.candidates.size() == 5);
+  // Memory and work stay far below the space: the answer is found after counting a few hundred configs.
+  CHECK(r.space_size == 423360);
+  CHECK(r.evaluated < 1000);
+}
+
+TEST_CASE("a Baseline the space cannot match within 1% exits with reasons", "[solve]") {
+  const MatchResult r = solve(example("smelt-baseline-12l.json"), {});
+  CHECK_FALSE(r.within_tolerance);
+  const Candidate& best = r.candidates.front();
+  CHECK(best.knobs.hidden == 1024);
+  CHECK(best.knobs.experts == 312);
+  CHECK(best.knobs.head_dim == 88);
+  // KV target: 2 KV heads x 128 x 12/18 = 2 x 85.3; head_dim 88 gives +3.125%, 80 gives -6.25%.
+  CHECK(best.budgets[0].kv.mismatch_pct == 3.125);
+  REQUIRE(r.why.size() == 3);
+  CHECK(r.why[0] ==
+        "kv_bytes_per_token: +3.12% misses the 1% tolerance: KV cache moves in steps of 9.4% here (head_dim multiple "
+        "of 8 with 2 KV heads); allow other --kv-heads or --head-dim values");
+  CHECK(r.why[1] ==
+        "flops_per_token: -3.55% misses the 1% tolerance (the largest mismatch): FLOPs move in steps of about 7.5% per "
+        "64 of hidden size here (--align-hidden)");
+  CHECK(r.why[2] ==
+        "params_non_embedding: +3.22% misses the 1% tolerance: parameters move in steps of 2.6% per 8 experts at "
+        "hidden size 1024");
+}
+
+TEST_CASE("matching parameters alone minimises the parameter mismatch alone", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  const MatchResult r = solve(b, {}, {}, {.match = {Budget::params}});
+  const Candidate& best = r.candidates.front();
+  CHECK(best.max_abs_mismatch_pct == Approx(std::fabs(best.budgets[0].params.mismatch_pct)));
+  CHECK(std::fabs(best.budgets[0].params.mismatch_pct) < 0.05);
+}
+
+TEST_CASE("several contexts are matched jointly and reported each", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-54b.json");
+  const MatchResult r = solve(b, {}, {}, {.contexts = {4096, 32768}});
+  const Candidate& best = r.candidates.front();
+  REQUIRE(best.budgets.size() == 2);
+  CHECK(best.budgets[1].context == 32768);
+  double worst = 0;
+  for (const auto& at : best.budgets)
+    for (double m : {at.flops.mismatch_pct, at.params.mismatch_pct, at.kv.mismatch_pct})
+      worst = std::max(worst, std::fabs(m));
+  CHECK(best.max_abs_mismatch_pct == Approx(worst));
+}
+
+TEST_CASE("FLOPs with the head is a different budget", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-54b.json");
+  const MatchResult r = solve(b, {}, {}, {.flops_with_head = true});
+  const BudgetsAt& at = r.candidates.front().budgets[0];
+  CHECK(at.flops.mismatch_pct == at.flops_with_head.mismatch_pct);
+  CHECK(at.flops.baseline == count(b).flops.forward);
+}
+
+TEST_CASE("pinned knobs stay pinned", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-54b.json");
+  SearchSpace s;
+  s.hidden = KnobRange{1984, 1984};
+  s.kv_heads = KnobRange{6, 6};
+  const MatchResult r = solve(b, {}, s);
+  for (const auto& c : r.candidates) {
+    CHECK(c.knobs.hidden == 1984);
+    CHECK(c.knobs.kv_heads == 6);
+  }
+}
+
+TEST_CASE("fixed FFN widths keep the Baseline's expert width", "[solve]") {
+  const MatchResult r = solve(example("smelt-baseline-54b.json"), {}, {.ffn = FfnScaling::fixed});
+  CHECK(r.candidates.front().knobs.expert_width == 768);
+}
+
+TEST_CASE("a dense Baseline has no experts to vary", "[solve]") {
+  const ModelConfig b = test::tiny_dense(4);
+  const MatchResult r = solve(b, {}, {.align_hidden = 16, .align_head_dim = 4, .min_head_dim = 4});
+  CHECK(r.candidates.front().knobs.experts == 0);
+  CHECK(errors_of(b, {}, {.experts = KnobRange{8, 16}}) ==
+        std::vector<std::string>{"--experts: the Baseline has no routed experts to vary"});
+}
+
+TEST_CASE("empty or contradictory spaces are errors naming the option and the rule", "[solve]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  CHECK(errors_of(b, {}, {.align_hidden = 0, .align_experts = 0}) ==
+        std::vector<std::string>{"--align-hidden = 0: must be positive", "--align-experts = 0: must be positive"});
+  CHECK(errors_of(b, {}, {.hidden = KnobRange{1000, 1000}}) ==
+        std::vector<std::string>{"--hidden = 1000: must be a multiple of --align-hidden = 64"});
+  CHECK(errors_of(b, {}, {.hidden = KnobRange{1000, 1010}}) ==
+        std::vector<std::string>{"--hidden = 1000:1010: contains no multiple of --align-hidden = 64"});
+  CHECK(errors_of(b, {}, {.hidden = KnobRange{900, 800}}) ==
+        std::vector<std::string>{"--hidden = 900:800: must be a positive value or a range LO:HI with LO <= HI"});
+  CHECK(errors_of(b, {}, {.experts = KnobRange{2, 7}}) ==
+        std::vector<std::string>{"--experts = 2:7: contains no multiple of --align-experts = 8"});
+  CHECK(errors_of(b, {}, {.experts = KnobRange{1, 7}, .align_experts = 1}) ==
+        std::vector<std::string>{"--experts = 1:7: must allow at least top_k = 8 experts"});
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{3, 3}}) ==
+        std::vector<std::string>{"--kv-heads = 3: contains no divisor of the query heads (10)"});
+  CHECK(errors_of(b, {.span = "10-14", .loops = 0}, {}) ==
+        std::vector<std::string>{"--loops = 0: must be at least 1",
+                                 "--span = \"10-14\": must satisfy 1 <= first <= last <= 12 (the layers)"});
+  CHECK(errors_of(b, {}, {}, {.match = {}, .tolerance_pct = -1, .top = 0}) ==
+        std::vector<std::string>{"--top = 0: must be positive", "--tolerance = -1: must be a percentage >= 0",
+                                 "--match = \"\": must name at least one of flops, params, kv"});
+  CHECK(errors_of(b, {}, {}, {.contexts = {0}}) ==
+        std::vector<std::string>{"--context = 0: must be between 1 and 1073741824"});
+}
+
+TEST_CASE("every option's range is checked before any arithmetic on it", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  // Each of these once overflowed (align_ffn x H then a division by the
+  // wrapped product: SIGFPE; LO + align - 1; depth + looped layers) or was
+  // undefined, before its range check.
+  CHECK(errors_of(b, {}, {.align_ffn = i64{1} << 62}) ==
+        std::vector<std::string>{"--align-ffn = 4611686018427387904: must be at most 16777216"});
+  CHECK(errors_of(b, {}, {.hidden = KnobRange{2, 100}, .align_hidden = INT64_MAX}) ==
+        std::vector<std::string>{"--align-hidden = 9223372036854775807: must be at most 16777216"});
+  CHECK(errors_of(b, {.depth = INT64_MAX}, {}) ==
+        std::vector<std::string>{"--depth = 9223372036854775807: must be between 1 and 65536"});
+  CHECK(errors_of(b, {.loops = INT64_MAX}, {}) ==
+        std::vector<std::string>{"--loops = 9223372036854775807: must be at most 1024"});
+  CHECK(errors_of(b, {}, {.align_experts = (i64{1} << 20) + 1, .align_head_dim = -1, .min_head_dim = i64{1} << 25}) ==
+        std::vector<std::string>{"--align-experts = 1048577: must be at most 1048576",
+                                 "--align-head-dim = -1: must be positive",
+                                 "--min-head-dim = 33554432: must be at most 16777216"});
+  // Expert counts are bounded as moe.num_experts is; KV heads as the heads.
+  CHECK(errors_of(b, {}, {.experts = KnobRange{8, i64{1} << 21}}) ==
+        std::vector<std::string>{"--experts = 8:2097152: must be at most 1048576"});
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{0, 2}}) ==
+        std::vector<std::string>{"--kv-heads = 0:2: must be a positive value or a range LO:HI with LO <= HI"});
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{1, i64{1} << 25}}) ==
+        std::vector<std::string>{"--kv-heads = 1:33554432: must be at most 16777216"});
+  // The tolerance becomes a count of millionths of a percent.
+  CHECK(errors_of(b, {}, {}, {.tolerance_pct = 1e300}) ==
+        std::vector<std::string>{"--tolerance = 1e+300: must be at most 1000000"});
+  CHECK(errors_of(b, {}, {}, {.tolerance_pct = std::nan("")}) ==
+        std::vector<std::string>{"--tolerance = nan: must be a percentage >= 0"});
+}
+
+TEST_CASE("the search space is counted before it is listed", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");  // 4 heads, 2 KV heads of 16; H 64
+  // Heads 1..2^24 with KV heads 1..2 (the default, as many as the Baseline's)
+  // and one head size (32, --min-head-dim): every head count has KV 1, every
+  // even one KV 2: 2^24 + 2^23 = 25,165,824 geometries, refused at once (once
+  // listed pair by pair: quadratic, days).
+  CHECK(errors_of(b, {}, {.heads = KnobRange{1, i64{1} << 24}}) ==
+        std::vector<std::string>{"search space too large: 25165824 attention geometries (at most 1048576)"});
+  // A Baseline of 720720 heads (240 divisors) with head_dim 2^24: head sizes
+  // 32..2^24 in steps of 8 are 2,097,149; x 240 = 503,315,760 geometries.
+  ModelConfig wide = b;
+  wide.attention.num_heads = wide.attention.num_kv_heads = 720720;
+  wide.attention.head_dim = i64{1} << 24;
+  CHECK(errors_of(wide, {}, {}) ==
+        std::vector<std::string>{"search space too large: 503315760 attention geometries (at most 1048576)"});
+  // Under the geometry bound, over the pair bound: 2^20 geometries (KV 1 only,
+  // head counts 1..2^20) x 64 hidden sizes (1..64) > 50,000,000.
+  CHECK(errors_of(b, {},
+                  {.hidden = KnobRange{1, 64},
+                   .kv_heads = KnobRange{1, 1},
+                   .heads = KnobRange{1, i64{1} << 20},
+                   .align_hidden = 1}) ==
+        std::vector<std::string>{
+            "search space too large: 1048576 attention geometries x 64 hidden sizes (at most 50000000 pairs)"});
+  // A KV range far from most head counts costs nothing to count: one pair.
+  const MatchResult r =
+      solve(b, {}, {.kv_heads = KnobRange{i64{1} << 24, i64{1} << 24}, .heads = KnobRange{1, i64{1} << 24}});
+  CHECK(r.candidates.front().knobs.heads == i64{1} << 24);
+  CHECK(r.candidates.front().knobs.kv_heads == i64{1} << 24);
+}
+
+TEST_CASE("head counts and their KV divisors are listed in order, as brute force lists them", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  // Heads 4..12, KV 2..4: (4,2) (4,4) (6,2) (6,3) (8,2) (8,4) (9,3) (10,2) (12,2) (12,3) (12,4): 11 pairs, one
+  // head size: 11 geometries, each H once, all counted by brute force.
+  const SearchSpace s{.hidden = KnobRange{64, 64}, .kv_heads = KnobRange{2, 4}, .heads = KnobRange{4, 12}};
+  const MatchResult fast = solve(b, {}, s, {.top = 11});
+  const MatchResult brute = solve_brute_force(b, {}, s, {.top = 11});
+  CHECK(brute.space_size == 11 * 8);  // x 8 expert counts (2..64 in steps of 8: 8, 16, ..., 64)
+  REQUIRE(fast.candidates.size() == 11);
+  for (std::size_t i = 0; i < 11; ++i) CHECK(fast.candidates[i].knobs == brute.candidates[i].knobs);
+}
+
+TEST_CASE("the contexts to match at are bounded in number", "[solve]") {
+  const ModelConfig b = example("tiny-moe.json");
+  CHECK(errors_of(b, {}, {}, {.contexts = std::vector<i64>(65, 8)}) ==
+        std::vector<std::string>{"--context: 65 contexts listed: at most 64"});
+  CHECK(solve(b, {}, {}, {.contexts = std::vector<i64>(64, 8)}).candidates.front().budgets.size() == 64);
+}

@@ -1,0 +1,73 @@
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "util/excerpt.hpp"
+
+// json_excerpt lives in the library's private reader header.
+namespace smelt::detail {
+std::string json_excerpt(const nlohmann::json& value);
+}
+
+namespace {
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+}  // namespace
+
+TEST_CASE("an echoed value is cut to its first 60 bytes and an ellipsis", "[readers]") {
+  using smelt::detail::excerpt;
+  using smelt::detail::json_excerpt;
+  CHECK(excerpt("short") == "short");
+  CHECK(excerpt(repeat("a", 60)) == repeat("a", 60));
+  CHECK(excerpt(repeat("a", 61)) == repeat("a", 60) + "...");
+  // "a" then 40 two-byte characters: byte 60 is inside the 30th, so the cut backs up to byte 59.
+  CHECK(excerpt("a" + repeat("\xC3\xA9", 40)) == "a" + repeat("\xC3\xA9", 29) + "...");
+  CHECK(json_excerpt(nlohmann::json::parse(R"({"a":[1,2],"b":"x"})")) == R"({"a":[1,2],"b":"x"})");
+  // A quote and 59 letters of a 1 MiB string; "[1,1,...": "[" and 29 times "1," and "1" are 60 bytes.
+  CHECK(json_excerpt(std::string(1 << 20, 'y')) == "\"" + repeat("y", 59) + "...");
+  CHECK(json_excerpt(nlohmann::json(std::vector<int>(100000, 1))) == "[" + repeat("1,", 29) + "1...");
+}
+
+TEST_CASE("one input reports at most 100 violations and then says more were found", "[readers]") {
+  // 150 layers that are not integers: 150 violations, of which the first 100 are listed.
+  std::string layers = "[" + repeat("\"x\",", 149) + "\"x\"]";
+  const std::string text = R"({"schema_version": 1, "vocab_size": 1000, "num_layers": 4, "hidden_size": 64,
+    "attention": {"num_heads": 4, "num_kv_heads": 2, "head_dim": 16},
+    "moe": {"num_experts": 8, "top_k": 2, "expert_width": 32, "layers": )" +
+                           layers + "}}";
+  try {
+    smelt::parse_native_config(text, "many.json");
+    FAIL("no error");
+  } catch (const smelt::config_error& e) {
+    REQUIRE(e.violations().size() >= 101);
+    CHECK(e.violations()[0] == "moe.layers[0] = \"x\": must be an integer");
+    CHECK(e.violations()[99] == "moe.layers[99] = \"x\": must be an integer");
+    CHECK(e.violations()[100] == "(more violations after the first 100 are not listed)");
+  }
+}
+
+TEST_CASE("a syntax error quotes at most 60 bytes of the token it stopped in", "[readers]") {
+  // An unterminated 1 MiB string: nlohmann quotes the whole token read so far.
+  const std::string text = "{\"name\": \"" + std::string(1 << 20, 'z');
+  try {
+    smelt::parse_native_config(text, "open.json");
+    FAIL("no error");
+  } catch (const smelt::config_error& e) {
+    CHECK(std::string(e.what()) ==
+          "open.json:1:1048587: malformed JSON: syntax error while parsing value - invalid string: missing closing "
+          "quote; last read: '\"" +
+              repeat("z", 59) + "...'");
+  }
+}
+
+TEST_CASE("text over the input limit is refused before parsing", "[readers]") {
+  const std::string text(smelt::kMaxInputBytes + 1, ' ');
+  CHECK_THROWS_WITH(smelt::parse_native_config(text, "huge.json"),
+                    "huge.json: 67108865 bytes of JSON: more than the 64 MiB (67108864 bytes) input limit");
+}
