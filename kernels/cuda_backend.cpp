@@ -20,6 +20,8 @@
 #include "smelt/error.hpp"
 #include "timing.hpp"
 #include "util/checked.hpp"
+#include "util/median.hpp"
+#include "util/parallel_for.hpp"
 
 namespace smelt::kernels {
 namespace {
@@ -155,8 +157,9 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   // Every layer's weights, drawn on several threads: the reference needs all
   // of them, the device the visited ones (the check plan's weights are the same).
   std::vector<LayerWeights> weights(static_cast<std::size_t>(plan.config.num_layers));
-  parallel_for(plan.config.num_layers,
-               [&](i64 l) { weights[static_cast<std::size_t>(l)] = make_layer_weights(plan, l, options.seed); });
+  smelt::detail::parallel_for(weights.size(), 0, [&](std::size_t l) {
+    weights[l] = make_layer_weights(plan, static_cast<i64>(l), options.seed);
+  });
 
   BlasContext blas(kSideStreams);
   LayerRunner runner(plan, weights, options.balanced, blas);
@@ -209,9 +212,9 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   ExpertPath path = ExpertPath::streams;
   const i64 expert_reps = std::max<i64>(options.repetitions, 5);
   if (has_moe) {
-    detail.streams_ms = median(runner.time_experts(ExpertPath::streams, 2, expert_reps));
+    detail.streams_ms = smelt::detail::median(runner.time_experts(ExpertPath::streams, 2, expert_reps));
     if (detail.grouped_error.empty()) {
-      detail.grouped_ms = median(runner.time_experts(ExpertPath::grouped, 2, expert_reps));
+      detail.grouped_ms = smelt::detail::median(runner.time_experts(ExpertPath::grouped, 2, expert_reps));
       if (detail.grouped_ms <= detail.streams_ms) path = ExpertPath::grouped;
     }
   }
@@ -257,7 +260,7 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   r.context = plan.context;
   r.layer_visits = static_cast<i64>(plan.visits.size());
   r.moe_only = plan.moe_only;
-  r.seconds = median(ms) * 1e-3;
+  r.seconds = smelt::detail::median(ms) * 1e-3;
   r.seconds_per_token = r.seconds / static_cast<double>(plan.tokens);
   // Accounted: every product launched. The attention score blocks are launched
   // in full (context x context per sequence), while the analytic count keeps the

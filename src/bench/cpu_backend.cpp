@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 
 #include "smelt/bench_backend.hpp"
+#include "util/median.hpp"
 
 namespace smelt {
 namespace {
@@ -21,11 +22,7 @@ using Clock = std::chrono::steady_clock;
 constexpr double kTolerance = 1e-4;
 constexpr const char* kNoCounter = "unavailable: the CPU backend has no hardware counter reading";
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using detail::median;
 
 template <class F>
 double seconds(F&& f) {
