@@ -17,6 +17,8 @@
 #include "gemm.hpp"
 #include "layer_kernels.hpp"
 #include "layer_runner.hpp"
+#include "smelt/bench_reference.hpp"
+#include "smelt/bench_registry.hpp"
 #include "smelt/error.hpp"
 #include "timing.hpp"
 #include "util/checked.hpp"
@@ -196,13 +198,13 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   std::future<double> rel_error = std::async(std::launch::async, [&] {
     const auto replay = [](const Routing& r) { return r.experts.empty() ? nullptr : &r; };
     const ReferenceRun ref =
-        reference_forward(check, check_host_input, weights, options.balanced, false, replay(chosen_streams));
+        reference_forward(check, check_host_input, weights, {.balanced = options.balanced}, replay(chosen_streams));
     double worst = relative_error(out_streams, ref.output);
     if (!out_grouped.empty()) {
       const bool same = chosen_grouped.experts == chosen_streams.experts;
-      const ReferenceRun other =
-          same ? ReferenceRun{}
-               : reference_forward(check, check_host_input, weights, options.balanced, false, replay(chosen_grouped));
+      const ReferenceRun other = same ? ReferenceRun{}
+                                      : reference_forward(check, check_host_input, weights,
+                                                          {.balanced = options.balanced}, replay(chosen_grouped));
       worst = std::max(worst, relative_error(out_grouped, same ? ref.output : other.output));
     }
     return worst;

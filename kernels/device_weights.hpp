@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "device_buffer.hpp"
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_weights.hpp"
 
 namespace smelt::kernels {
 

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 
 #include "smelt/bench_backend.hpp"
+#include "smelt/bench_reference.hpp"
 #include "util/median.hpp"
 
 namespace smelt {
@@ -75,7 +76,7 @@ class CpuBackend final : public BenchBackend {
     for (i64 l = 0; l < plan.config.num_layers; ++l) weights.push_back(make_layer_weights(plan, l, options.seed));
     const std::vector<float> input = make_input(plan, options.seed);
 
-    const auto once = [&] { return reference_forward(plan, input, weights, options.balanced, false); };
+    const auto once = [&] { return reference_forward(plan, input, weights, {.balanced = options.balanced}); };
     for (i64 w = 0; w < options.warmup; ++w) (void)once();
     ReferenceRun last;
     std::vector<double> times;
@@ -86,7 +87,8 @@ class CpuBackend final : public BenchBackend {
     }
     // The check replays the float32 choices: a near tie rounded the other way
     // would send a token to another expert and read as an error of order 1.
-    const ReferenceRun check = reference_forward(plan, input, weights, options.balanced, true, &last.routing);
+    const ReferenceRun check = reference_forward(
+        plan, input, weights, {.balanced = options.balanced, .precision = Precision::float64}, &last.routing);
 
     BenchResult r;
     r.model = plan.config.name;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "device_weights.hpp"
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_weights.hpp"
 #include "smelt/error.hpp"
 #include "timing.hpp"
 
