@@ -13,7 +13,7 @@
 
 #include "scaling/objective.hpp"
 #include "smelt/error.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
 #include "util/parallel_for.hpp"
 
 #pragma GCC diagnostic push

@@ -14,7 +14,8 @@
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_runs.hpp"
 #include "util/csv.hpp"
 #include "util/enum_names.hpp"
 #include "util/excerpt.hpp"
@@ -153,7 +154,7 @@ std::vector<std::string> parameter_names(LawForm form) {
   return {"E", "A", "a", "b", "K", "c"};
 }
 
-std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column,
+std::vector<Run> read_runs(const std::filesystem::path& path, LawForm form, const std::string& label_column,
                            const std::vector<std::pair<std::string, std::string>>& renames) {
   return detail::parse_runs(read_text_file(path), source_name(path), form, label_column, renames);
 }
