@@ -34,7 +34,7 @@ TEST_CASE("an enum table turns words into values and back", "[util]") {
                     "paint.colour = \"Blue\": must be one of red, green, blue");
 }
 
-TEST_CASE("a bad enum word is echoed cut to 60 bytes, for every enum", "[util]") {
+TEST_CASE("a bad enum word is echoed cut to 60 bytes for every enum", "[util]") {
   // parse_budget and parse_ffn_scaling once echoed the whole word: a 100 kB
   // --match value made a 100 kB message.
   const std::string word(100'000, 'x');
@@ -54,7 +54,7 @@ TEST_CASE("CSV fields are quoted only where they need it", "[util]") {
   CHECK(detail::csv_record({"x", "1,5", ""}) == "x,\"1,5\",\n");
 }
 
-TEST_CASE("CSV reads back what it writes, quotes, commas and line breaks included", "[util]") {
+TEST_CASE("CSV reads back what it writes with quotes and commas and line breaks", "[util]") {
   const std::vector<std::string> fields{"plain", "a,b", "say \"hi\"", "two\nlines"};
   const auto records = detail::read_csv("h1,h2,h3,h4\n" + detail::csv_record(fields), "t.csv");
   REQUIRE(records.size() == 2);
