@@ -11,7 +11,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_frontier.hpp"
 
 namespace {
 

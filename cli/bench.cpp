@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/diff_pct.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/bench.hpp"
@@ -37,7 +38,7 @@ struct BenchArgs {
 
 // One row of the FLOP table: a count with its difference to the analytic one.
 std::string with_pct(double flops, double analytic) {
-  return fmt::format("{} ({:+.3f}%)", human(flops, Unit::flops), diff_pct(flops, analytic));
+  return fmt::format("{} ({:+.3f}%)", human(flops, Unit::flops), smelt::detail::diff_pct(flops, analytic));
 }
 
 // The FLOP table in aligned columns whether or not counters were read: a

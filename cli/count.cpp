@@ -13,6 +13,7 @@
 #include "smelt/io.hpp"
 #include "smelt/report.hpp"
 #include "table.hpp"
+#include "util/bounds.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -114,8 +115,9 @@ std::string layer_table(const CostReport& r) {
 
 int run_count(const CountArgs& args) {
   const Convention convention = parse_convention(args.convention, "--convention");
-  if (args.context_given && (args.context < 1 || args.context > (std::int64_t{1} << 30)))
-    throw config_error(fmt::format("--context = {}: must be between 1 and 1073741824 tokens", args.context));
+  if (args.context_given && (args.context < 1 || args.context > smelt::detail::kMaxContext))
+    throw config_error(
+        fmt::format("--context = {}: must be between 1 and {} tokens", args.context, smelt::detail::kMaxContext));
   CountOptions options;
   options.context_length = args.context;
   options.elementwise = args.elementwise;

@@ -12,7 +12,9 @@
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_laws.hpp"
+#include "smelt/scaling_runs.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -16,7 +16,8 @@
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_frontier.hpp"
+#include "smelt/scaling_laws.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -17,9 +17,13 @@
 #include "gemm.hpp"
 #include "layer_kernels.hpp"
 #include "layer_runner.hpp"
+#include "smelt/bench_reference.hpp"
+#include "smelt/bench_registry.hpp"
 #include "smelt/error.hpp"
 #include "timing.hpp"
 #include "util/checked.hpp"
+#include "util/median.hpp"
+#include "util/parallel_for.hpp"
 
 namespace smelt::kernels {
 namespace {
@@ -155,8 +159,9 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   // Every layer's weights, drawn on several threads: the reference needs all
   // of them, the device the visited ones (the check plan's weights are the same).
   std::vector<LayerWeights> weights(static_cast<std::size_t>(plan.config.num_layers));
-  parallel_for(plan.config.num_layers,
-               [&](i64 l) { weights[static_cast<std::size_t>(l)] = make_layer_weights(plan, l, options.seed); });
+  smelt::detail::parallel_for(weights.size(), 0, [&](std::size_t l) {
+    weights[l] = make_layer_weights(plan, static_cast<i64>(l), options.seed);
+  });
 
   BlasContext blas(kSideStreams);
   LayerRunner runner(plan, weights, options.balanced, blas);
@@ -193,13 +198,13 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   std::future<double> rel_error = std::async(std::launch::async, [&] {
     const auto replay = [](const Routing& r) { return r.experts.empty() ? nullptr : &r; };
     const ReferenceRun ref =
-        reference_forward(check, check_host_input, weights, options.balanced, false, replay(chosen_streams));
+        reference_forward(check, check_host_input, weights, {.balanced = options.balanced}, replay(chosen_streams));
     double worst = relative_error(out_streams, ref.output);
     if (!out_grouped.empty()) {
       const bool same = chosen_grouped.experts == chosen_streams.experts;
-      const ReferenceRun other =
-          same ? ReferenceRun{}
-               : reference_forward(check, check_host_input, weights, options.balanced, false, replay(chosen_grouped));
+      const ReferenceRun other = same ? ReferenceRun{}
+                                      : reference_forward(check, check_host_input, weights,
+                                                          {.balanced = options.balanced}, replay(chosen_grouped));
       worst = std::max(worst, relative_error(out_grouped, same ? ref.output : other.output));
     }
     return worst;
@@ -209,9 +214,9 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   ExpertPath path = ExpertPath::streams;
   const i64 expert_reps = std::max<i64>(options.repetitions, 5);
   if (has_moe) {
-    detail.streams_ms = median(runner.time_experts(ExpertPath::streams, 2, expert_reps));
+    detail.streams_ms = smelt::detail::median(runner.time_experts(ExpertPath::streams, 2, expert_reps));
     if (detail.grouped_error.empty()) {
-      detail.grouped_ms = median(runner.time_experts(ExpertPath::grouped, 2, expert_reps));
+      detail.grouped_ms = smelt::detail::median(runner.time_experts(ExpertPath::grouped, 2, expert_reps));
       if (detail.grouped_ms <= detail.streams_ms) path = ExpertPath::grouped;
     }
   }
@@ -257,7 +262,7 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   r.context = plan.context;
   r.layer_visits = static_cast<i64>(plan.visits.size());
   r.moe_only = plan.moe_only;
-  r.seconds = median(ms) * 1e-3;
+  r.seconds = smelt::detail::median(ms) * 1e-3;
   r.seconds_per_token = r.seconds / static_cast<double>(plan.tokens);
   // Accounted: every product launched. The attention score blocks are launched
   // in full (context x context per sequence), while the analytic count keeps the

@@ -1,11 +1,7 @@
 #include "device_weights.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -167,27 +163,6 @@ DeviceLayer upload_layer(const HostLayer& host) {
   out.shared_gate = upload(host.shared_gate);
   out.dense = upload_ffn(host.dense);
   return out;
-}
-
-void parallel_for(std::int64_t n, const std::function<void(std::int64_t)>& fn) {
-  const std::int64_t workers = std::min<std::int64_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<std::int64_t> next{0};
-  std::mutex mutex;
-  std::exception_ptr first;
-  std::vector<std::thread> threads;
-  for (std::int64_t t = 0; t < workers; ++t)
-    threads.emplace_back([&] {
-      for (std::int64_t i = next++; i < n; i = next++) {
-        try {
-          fn(i);
-        } catch (...) {
-          const std::lock_guard<std::mutex> lock(mutex);
-          if (!first) first = std::current_exception();
-        }
-      }
-    });
-  for (std::thread& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace smelt::kernels

@@ -5,11 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "device_buffer.hpp"
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_weights.hpp"
 
 namespace smelt::kernels {
 
@@ -59,10 +58,6 @@ struct HostLayer {
 // Converts make_layer_weights' output for `layer`, checking every shape.
 HostLayer to_host_layer(const ModelConfig& config, bool moe_only, std::int64_t layer, const LayerWeights& w);
 DeviceLayer upload_layer(const HostLayer& host);
-
-// fn(i) for i in [0, n) on up to hardware_concurrency threads; rethrows the
-// first exception after all have finished.
-void parallel_for(std::int64_t n, const std::function<void(std::int64_t)>& fn);
 
 // Float to bf16 bits, round to nearest even (NaN stays NaN).
 std::vector<std::uint16_t> to_bf16_bits(const float* data, std::size_t count);

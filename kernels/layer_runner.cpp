@@ -10,6 +10,7 @@
 #include "layer_kernels.hpp"
 #include "smelt/error.hpp"
 #include "timing.hpp"
+#include "util/parallel_for.hpp"
 
 namespace smelt::kernels {
 namespace {
@@ -91,10 +92,9 @@ LayerRunner::LayerRunner(const LayerPlan& plan, const std::vector<LayerWeights>&
     if (layer < 0 || layer >= static_cast<i64>(weights.size()))
       throw error(fmt::format("LayerRunner: no weights for layer {}", layer));
   std::vector<HostLayer> host(visited.size());
-  parallel_for(static_cast<i64>(visited.size()), [&](i64 i) {
-    const i64 layer = visited[static_cast<std::size_t>(i)];
-    host[static_cast<std::size_t>(i)] =
-        to_host_layer(plan.config, plan.moe_only, layer, weights[static_cast<std::size_t>(layer)]);
+  smelt::detail::parallel_for(visited.size(), 0, [&](std::size_t i) {
+    const i64 layer = visited[i];
+    host[i] = to_host_layer(plan.config, plan.moe_only, layer, weights[static_cast<std::size_t>(layer)]);
   });
   for (std::size_t i = 0; i < visited.size(); ++i) {
     layers_.emplace(visited[i], upload_layer(host[i]));

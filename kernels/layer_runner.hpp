@@ -10,7 +10,7 @@
 
 #include "device_weights.hpp"
 #include "gemm.hpp"
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_reference.hpp"
 
 namespace smelt::kernels {
 

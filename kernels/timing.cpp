@@ -7,6 +7,7 @@
 #include "device_buffer.hpp"
 #include "gemm.hpp"
 #include "layer_kernels.hpp"
+#include "util/median.hpp"
 
 namespace smelt::kernels {
 
@@ -25,13 +26,6 @@ double elapsed_ms(const Event& from, const Event& to) {
   float ms = 0.f;
   SMELT_CUDA_CALL(cudaEventElapsedTime(&ms, from.get(), to.get()));
   return static_cast<double>(ms);
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 std::vector<double> time_runs(cudaStream_t stream, std::int64_t warmup, std::int64_t reps,
@@ -72,7 +66,7 @@ DenseRate measure_dense_rate(cublasHandle_t handle, cudaStream_t stream, std::in
   SMELT_CUDA_CALL(cudaStreamSynchronize(stream));
   DenseRate rate;
   rate.n = n;
-  rate.seconds = median(ms) * 1e-3;
+  rate.seconds = smelt::detail::median(ms) * 1e-3;
   rate.tflops = rate.seconds > 0 ? 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) /
                                        rate.seconds / 1e12
                                  : 0.0;

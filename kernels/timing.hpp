@@ -32,8 +32,6 @@ class Event {
 // Milliseconds between two recorded events (synchronises on `to`).
 double elapsed_ms(const Event& from, const Event& to);
 
-double median(std::vector<double> values);
-
 // Runs `body(i)` for i in [0, warmup) untimed, then for i in [warmup, warmup +
 // reps) between a pair of events on `stream`; returns the reps' milliseconds.
 // body enqueues its work on `stream` (side streams must join back into it).

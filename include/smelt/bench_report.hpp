@@ -12,7 +12,4 @@ namespace smelt {
 // One result, or several with "comparison" ratios of each to the first.
 std::string bench_report_json(const std::vector<BenchResult>& results);
 
-// Relative difference in percent of `value` against `reference`.
-double diff_pct(double value, double reference);
-
 }  // namespace smelt

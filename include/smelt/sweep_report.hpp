@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "smelt/sweep.hpp"
@@ -21,9 +20,5 @@ inline constexpr const char* kSweepCsvHeader =
 std::string sweep_report_json(const ModelConfig& baseline, const std::vector<SweepRow>& rows,
                               const MatchOptions& match = {});
 std::string sweep_report_csv(const std::vector<SweepRow>& rows);
-
-// One CSV field, quoted (with doubled quotes) only when it holds a comma, a
-// quote or a line break.
-std::string csv_field(std::string_view text);
 
 }  // namespace smelt

@@ -12,8 +12,10 @@
 
 #include "smelt/bench.hpp"
 #include "smelt/bench_backend.hpp"
+#include "smelt/bench_registry.hpp"
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt {
 namespace {
@@ -31,7 +33,7 @@ constexpr double kCpuBytesBound = 8.0 * (1 << 30);
 // CUDA runs default to this many tokens (the realistic shape).
 constexpr i64 kCudaDefaultTokens = 32768;
 
-constexpr std::array<std::pair<BenchBackendKind, std::string_view>, 3> kNames{
+constexpr detail::EnumNames<BenchBackendKind, 3> kNames{
     {{BenchBackendKind::automatic, "auto"}, {BenchBackendKind::cpu, "cpu"}, {BenchBackendKind::cuda, "cuda"}}};
 
 struct Registry {
@@ -99,16 +101,9 @@ void check_cpu_memory(const LayerPlan& plan, const BenchOptions& o) {
 
 }  // namespace
 
-std::string_view to_string(BenchBackendKind v) {
-  for (const auto& [k, n] : kNames)
-    if (k == v) return n;
-  return "?";
-}
-
+std::string_view to_string(BenchBackendKind v) { return detail::name_of(kNames, v); }
 BenchBackendKind parse_bench_backend(std::string_view s, std::string_view field) {
-  for (const auto& [k, n] : kNames)
-    if (n == s) return k;
-  throw config_error(fmt::format("{} = \"{}\": must be one of auto, cpu, cuda", field, s));
+  return detail::parse_of(kNames, s, field);
 }
 
 void register_bench_backend(std::shared_ptr<BenchBackend> backend) {

@@ -9,6 +9,8 @@
 #include <Eigen/Dense>
 
 #include "smelt/bench_backend.hpp"
+#include "smelt/bench_reference.hpp"
+#include "util/median.hpp"
 
 namespace smelt {
 namespace {
@@ -21,11 +23,7 @@ using Clock = std::chrono::steady_clock;
 constexpr double kTolerance = 1e-4;
 constexpr const char* kNoCounter = "unavailable: the CPU backend has no hardware counter reading";
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using detail::median;
 
 template <class F>
 double seconds(F&& f) {
@@ -78,7 +76,7 @@ class CpuBackend final : public BenchBackend {
     for (i64 l = 0; l < plan.config.num_layers; ++l) weights.push_back(make_layer_weights(plan, l, options.seed));
     const std::vector<float> input = make_input(plan, options.seed);
 
-    const auto once = [&] { return reference_forward(plan, input, weights, options.balanced, false); };
+    const auto once = [&] { return reference_forward(plan, input, weights, {.balanced = options.balanced}); };
     for (i64 w = 0; w < options.warmup; ++w) (void)once();
     ReferenceRun last;
     std::vector<double> times;
@@ -89,7 +87,8 @@ class CpuBackend final : public BenchBackend {
     }
     // The check replays the float32 choices: a near tie rounded the other way
     // would send a token to another expert and read as an error of order 1.
-    const ReferenceRun check = reference_forward(plan, input, weights, options.balanced, true, &last.routing);
+    const ReferenceRun check = reference_forward(
+        plan, input, weights, {.balanced = options.balanced, .precision = Precision::float64}, &last.routing);
 
     BenchResult r;
     r.model = plan.config.name;

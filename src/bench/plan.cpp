@@ -9,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_plan.hpp"
+#include "smelt/bench_weights.hpp"
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"

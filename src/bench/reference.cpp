@@ -1,4 +1,4 @@
-// The reference block of bench_backend.hpp in Eigen, in float or double. It
+// The reference block of bench_reference.hpp in Eigen, in float or double. It
 // performs only the products the counting contract counts (each causal query
 // against exactly the keys it may see, each expert on exactly its tokens), so
 // adding 2 m n k per product gives the executed FLOPs by construction.
@@ -11,7 +11,7 @@
 
 #include <Eigen/Dense>
 
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_reference.hpp"
 
 namespace smelt {
 namespace {
@@ -269,17 +269,17 @@ ReferenceRun forward(const LayerPlan& plan, const std::vector<float>& input, con
 }  // namespace
 
 ReferenceRun reference_forward(const LayerPlan& plan, const std::vector<float>& input,
-                               const std::vector<LayerWeights>& weights, bool balanced, bool float64,
+                               const std::vector<LayerWeights>& weights, const ReferenceOptions& options,
                                const Routing* replay) {
-  return float64 ? forward<double>(plan, input, weights, balanced, replay)
-                 : forward<float>(plan, input, weights, balanced, replay);
+  return options.precision == Precision::float64 ? forward<double>(plan, input, weights, options.balanced, replay)
+                                                 : forward<float>(plan, input, weights, options.balanced, replay);
 }
 
 ReferenceRun reference_forward(const LayerPlan& plan, const std::vector<float>& input, std::uint64_t seed,
-                               bool balanced, bool float64) {
+                               const ReferenceOptions& options) {
   std::vector<LayerWeights> weights;
   for (i64 l = 0; l < plan.config.num_layers; ++l) weights.push_back(make_layer_weights(plan, l, seed));
-  return reference_forward(plan, input, weights, balanced, float64);
+  return reference_forward(plan, input, weights, options);
 }
 
 }  // namespace smelt

@@ -1,11 +1,13 @@
 #include <nlohmann/json.hpp>
 
+#include "bench/diff_pct.hpp"
 #include "smelt/bench_report.hpp"
 #include "smelt/report.hpp"
 
 namespace smelt {
 namespace {
 
+using detail::diff_pct;
 using nlohmann::ordered_json;
 
 ordered_json counts(const FlopCounts& f) {
@@ -46,10 +48,6 @@ ordered_json result_json(const BenchResult& r) {
 }
 
 }  // namespace
-
-double diff_pct(double value, double reference) {
-  return reference == 0 ? 0.0 : 100.0 * (value - reference) / reference;
-}
 
 std::string bench_report_json(const std::vector<BenchResult>& results) {
   ordered_json j;

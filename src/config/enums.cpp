@@ -1,45 +1,23 @@
 // Word forms of the config enums, shared by JSON and the CLI.
-#include <array>
-#include <string>
-#include <utility>
-
-#include <fmt/format.h>
-
 #include "smelt/config.hpp"
-#include "smelt/error.hpp"
-#include "util/excerpt.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt {
 namespace {
 
-template <typename E, std::size_t N>
-using Names = std::array<std::pair<E, std::string_view>, N>;
+using detail::EnumNames;
+using detail::name_of;
+using detail::parse_of;
 
-constexpr Names<AttentionType, 2> kAttentionType{{{AttentionType::gqa, "gqa"}, {AttentionType::mla, "mla"}}};
-constexpr Names<QkNorm, 3> kQkNorm{{{QkNorm::none, "none"}, {QkNorm::per_head, "per_head"}, {QkNorm::full, "full"}}};
-constexpr Names<LayerAttention, 3> kLayerAttention{
+constexpr EnumNames<AttentionType, 2> kAttentionType{{{AttentionType::gqa, "gqa"}, {AttentionType::mla, "mla"}}};
+constexpr EnumNames<QkNorm, 3> kQkNorm{
+    {{QkNorm::none, "none"}, {QkNorm::per_head, "per_head"}, {QkNorm::full, "full"}}};
+constexpr EnumNames<LayerAttention, 3> kLayerAttention{
     {{LayerAttention::full, "full"}, {LayerAttention::sliding, "sliding"}, {LayerAttention::chunked, "chunked"}}};
-constexpr Names<FfnType, 2> kFfnType{{{FfnType::gated, "gated"}, {FfnType::plain, "plain"}}};
-constexpr Names<NormType, 2> kNormType{{{NormType::rmsnorm, "rmsnorm"}, {NormType::layernorm, "layernorm"}}};
-constexpr Names<RouterScore, 2> kRouterScore{{{RouterScore::softmax, "softmax"}, {RouterScore::sigmoid, "sigmoid"}}};
-
-template <typename E, std::size_t N>
-std::string_view name_of(const Names<E, N>& names, E value) {
-  for (const auto& [v, n] : names)
-    if (v == value) return n;
-  return "?";
-}
-
-template <typename E, std::size_t N>
-E parse_of(const Names<E, N>& names, std::string_view text, std::string_view field) {
-  std::string known;
-  for (const auto& [v, n] : names) {
-    if (n == text) return v;
-    known += known.empty() ? "" : ", ";
-    known += n;
-  }
-  throw config_error(fmt::format("{} = \"{}\": must be one of {}", field, detail::excerpt(text), known));
-}
+constexpr EnumNames<FfnType, 2> kFfnType{{{FfnType::gated, "gated"}, {FfnType::plain, "plain"}}};
+constexpr EnumNames<NormType, 2> kNormType{{{NormType::rmsnorm, "rmsnorm"}, {NormType::layernorm, "layernorm"}}};
+constexpr EnumNames<RouterScore, 2> kRouterScore{
+    {{RouterScore::softmax, "softmax"}, {RouterScore::sigmoid, "sigmoid"}}};
 
 }  // namespace
 

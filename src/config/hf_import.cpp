@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "smelt/error.hpp"
+#include "util/bounds.hpp"
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 
@@ -29,9 +30,8 @@ namespace {
 using i64 = std::int64_t;
 using Kinds = std::vector<LayerAttention>;  // attention kind of each layer, 0-based
 
-constexpr i64 kMaxListedLayers = i64{1} << 16;  // validate() rejects deeper models anyway
-
-bool sane_depth(const ModelConfig& c) { return c.num_layers > 0 && c.num_layers <= kMaxListedLayers; }
+// Per-layer lists are built only up to the depth validate() accepts.
+bool sane_depth(const ModelConfig& c) { return c.num_layers > 0 && c.num_layers <= kMaxLayers; }
 
 // One entry per layer from rule(i), or nothing when num_layers is unusable
 // (its violation is reported elsewhere).

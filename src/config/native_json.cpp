@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "config/native_json.hpp"
 #include "count/count_impl.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
@@ -176,7 +177,7 @@ ModelConfig parse_native_config(std::string_view text, std::string_view source) 
   return c;
 }
 
-std::string to_json(const ModelConfig& c) {
+nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["schema_version"] = kSchemaVersion;
@@ -235,7 +236,9 @@ std::string to_json(const ModelConfig& c) {
   if (c.loop.first > 0)
     j["loop"] = {{"span", format_span(c.loop)}, {"count", c.loop.count}, {"residual_scale", c.loop.residual_scale}};
   j["mtp_modules"] = c.mtp_modules;
-  return j.dump(2) + "\n";
+  return j;
 }
+
+std::string to_json(const ModelConfig& c) { return detail::config_json(c).dump(2) + "\n"; }
 
 }  // namespace smelt

@@ -8,19 +8,20 @@
 #include "count/count_impl.hpp"
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
+#include "util/bounds.hpp"
 #include "util/checked.hpp"
 
 namespace smelt {
 namespace {
 
-// Bounds keep every product in the counts inside 64-bit integers for all
-// realistic models; the checked count below catches the rest.
-constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
-constexpr std::int64_t kMaxLayers = std::int64_t{1} << 16;
-constexpr std::int64_t kMaxExperts = std::int64_t{1} << 20;
-constexpr std::int64_t kMaxContext = std::int64_t{1} << 30;
-constexpr std::int64_t kMaxLoops = 1024;
-constexpr std::int64_t kMaxKvBytes = 64;
+// The bounds (util/bounds.hpp) keep every product in the counts inside 64-bit
+// integers for all realistic models; the checked count below catches the rest.
+using detail::kMaxContext;
+using detail::kMaxExperts;
+using detail::kMaxKvBytes;
+using detail::kMaxLayers;
+using detail::kMaxLoops;
+using detail::kMaxWidth;
 
 class Violations {
  public:

@@ -28,17 +28,18 @@
 #include "smelt/convention.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
+#include "util/bounds.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt {
 namespace {
 
-constexpr std::array<std::pair<Convention, std::string_view>, 4> kConventions{
-    {{Convention::smelt, "smelt"},
-     {Convention::megatron, "megatron"},
-     {Convention::torchtitan, "torchtitan"},
-     {Convention::flop_counter, "flop-counter"}}};
+constexpr detail::EnumNames<Convention, 4> kConventions{{{Convention::smelt, "smelt"},
+                                                         {Convention::megatron, "megatron"},
+                                                         {Convention::torchtitan, "torchtitan"},
+                                                         {Convention::flop_counter, "flop-counter"}}};
 
-constexpr std::int64_t kMaxContext = std::int64_t{1} << 30;
+using detail::kMaxContext;
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
@@ -67,20 +68,9 @@ double attention_bracket(const ModelConfig& c, double s) {
 
 }  // namespace
 
-std::string_view to_string(Convention v) {
-  for (const auto& [value, name] : kConventions)
-    if (value == v) return name;
-  return "?";
-}
-
+std::string_view to_string(Convention v) { return detail::name_of(kConventions, v); }
 Convention parse_convention(std::string_view s, std::string_view field) {
-  std::string known;
-  for (const auto& [value, name] : kConventions) {
-    if (name == s) return value;
-    known += known.empty() ? "" : ", ";
-    known += name;
-  }
-  throw config_error(fmt::format("{} = \"{}\": must be one of {}", field, s, known));
+  return detail::parse_of(kConventions, s, field);
 }
 
 MegatronFlops megatron_flops(const ModelConfig& config, std::int64_t context_length) {

@@ -9,6 +9,7 @@
 #include "count/layer_cost.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
+#include "util/bounds.hpp"
 #include "util/checked.hpp"
 
 namespace smelt {
@@ -142,8 +143,9 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
 
 CostReport count(const ModelConfig& c, const CountOptions& o) {
   detail::validate_fields(c);
-  if (o.context_length < 0 || o.context_length > (std::int64_t{1} << 30))
-    throw config_error(fmt::format("context_length = {}: must be between 1 and 1073741824 tokens", o.context_length));
+  if (o.context_length < 0 || o.context_length > detail::kMaxContext)
+    throw config_error(
+        fmt::format("context_length = {}: must be between 1 and {} tokens", o.context_length, detail::kMaxContext));
   try {
     return detail::count_unchecked(c, o);
   } catch (const detail::overflow& e) {

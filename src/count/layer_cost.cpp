@@ -1,6 +1,7 @@
 // Per-layer counting: the formulas of docs/counting.md, one function per
-// sublayer. All integer products are checked; FLOPs become doubles only at
-// the end, where they are still exact (below 2^53) for every realistic model.
+// sublayer. All integer products are checked. The weight-matrix FLOPs are
+// computed once, as exact integers; their FlopTerms doubles are conversions of
+// those integers (exact below 2^53, so for every realistic model).
 #include "count/layer_cost.hpp"
 
 #include <algorithm>
@@ -31,6 +32,18 @@ i64 ffn_bias(const ModelConfig& c, i64 f) {
 double ffn_elementwise(const ModelConfig& c, i64 f) {
   return static_cast<double>(f) * (c.ffn.type == FfnType::gated ? 5.0 : 4.0);
 }
+
+double dbl(i64 v) { return static_cast<double>(v); }
+
+// Weight-matrix FLOPs of one visit, per token: 2 x the multiply-accumulates.
+struct MatmulFlops {
+  i64 qkv = 0, out = 0, router = 0, experts = 0, shared = 0, dense = 0;
+
+  i64 total() const {
+    const i64 attention = add(qkv, out, "attention FLOPs");
+    return add(attention, add(add(router, experts, "FLOPs"), add(shared, dense, "FLOPs"), "FLOPs"), "FLOPs");
+  }
+};
 
 struct Attention {
   i64 qkv_matmul = 0;  // weights multiplied per token before the scores
@@ -137,16 +150,16 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   const Attention att = c.attention.type == AttentionType::mla ? mla_attention(c) : gqa_attention(c);
   const i64 pairs = attended_pairs(c.attention, kind, context);
   const double attended = static_cast<double>(pairs) / static_cast<double>(context);
+  MatmulFlops matmul;
+  matmul.qkv = mul(2, att.qkv_matmul, "attention FLOPs");
+  matmul.out = mul(2, att.out_matmul, "attention FLOPs");
   auto& f = out.flops_per_visit;
-  f.attention_qkv = 2.0 * static_cast<double>(att.qkv_matmul);
-  f.attention_out = 2.0 * static_cast<double>(att.out_matmul);
   f.attention_scores = 2.0 * static_cast<double>(att.qk_width) * attended;
   f.attention_values = 2.0 * static_cast<double>(att.v_width) * attended;
   out.params.attention = att.params;
   out.params.norms = norm_params(c, 2 * h);
   out.attended_pairs = pairs;
   out.score_flops_per_pair = mul(2, add(att.qk_width, att.v_width, "score width"), "score FLOPs");
-  i64 matmul = mul(2, add(att.qkv_matmul, att.out_matmul, "attention FLOPs"), "attention FLOPs");
   out.kv_elements_per_visit = att.kv_elements;
   out.kv_tokens_held = tokens_held(c.attention, kind, context);
   const i64 kv_bytes =
@@ -171,21 +184,12 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
                                     m.shared_gate ? h : 0, "shared expert parameters");
     active_ffn = add(add(out.params.router, mul(m.top_k, expert, "active expert parameters"), "active parameters"),
                      out.params.shared_experts, "active parameters");
-    matmul = add(matmul,
-                 mul(2,
-                     add(add(mul(h, m.num_experts, "router FLOPs"),
-                             mul(m.top_k, ffn_matmul(c, m.expert_width), "expert FLOPs"), "FLOPs"),
-                         add(mul(m.num_shared_experts, m.num_shared_experts > 0 ? ffn_matmul(c, m.shared_width) : 0,
-                                 "shared FLOPs"),
-                             m.shared_gate ? h : 0, "FLOPs"),
-                         "FLOPs"),
-                     "FLOPs"),
-                 "FLOPs");
-    f.router = 2.0 * static_cast<double>(h) * static_cast<double>(m.num_experts);
-    f.experts = 2.0 * static_cast<double>(m.top_k) * static_cast<double>(ffn_matmul(c, m.expert_width));
-    f.shared_experts = 2.0 * static_cast<double>(m.num_shared_experts) *
-                           (m.num_shared_experts > 0 ? static_cast<double>(ffn_matmul(c, m.shared_width)) : 0.0) +
-                       (m.shared_gate ? 2.0 * static_cast<double>(h) : 0.0);
+    matmul.router = mul(2, mul(h, m.num_experts, "router FLOPs"), "router FLOPs");
+    matmul.experts = mul(2, mul(m.top_k, ffn_matmul(c, m.expert_width), "expert FLOPs"), "expert FLOPs");
+    const i64 shared = m.num_shared_experts > 0 ? ffn_matmul(c, m.shared_width) : 0;
+    matmul.shared =
+        mul(2, add(mul(m.num_shared_experts, shared, "shared FLOPs"), m.shared_gate ? h : 0, "shared FLOPs"),
+            "shared FLOPs");
     elementwise += 5.0 * static_cast<double>(m.num_experts)  // router softmax or sigmoid
                    + static_cast<double>(m.top_k) * ffn_elementwise(c, m.expert_width) +
                    static_cast<double>(m.num_shared_experts) * ffn_elementwise(c, m.shared_width) +
@@ -193,12 +197,17 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   } else {
     out.params.dense_ffn = add(ffn_matmul(c, c.ffn.dense_width), ffn_bias(c, c.ffn.dense_width), "FFN parameters");
     active_ffn = out.params.dense_ffn;
-    f.dense_ffn = 2.0 * static_cast<double>(ffn_matmul(c, c.ffn.dense_width));
-    matmul = add(matmul, mul(2, ffn_matmul(c, c.ffn.dense_width), "FFN FLOPs"), "FLOPs");
+    matmul.dense = mul(2, ffn_matmul(c, c.ffn.dense_width), "FFN FLOPs");
     elementwise += ffn_elementwise(c, c.ffn.dense_width);
   }
   if (options.elementwise) f.elementwise = elementwise;
-  out.matmul_flops_per_visit = matmul;
+  f.attention_qkv = dbl(matmul.qkv);
+  f.attention_out = dbl(matmul.out);
+  f.router = dbl(matmul.router);
+  f.experts = dbl(matmul.experts);
+  f.shared_experts = dbl(matmul.shared);
+  f.dense_ffn = dbl(matmul.dense);
+  out.matmul_flops_per_visit = matmul.total();
   out.active_params =
       add(add(out.params.attention, out.params.norms, "active parameters"), active_ffn, "active parameters");
   return out;

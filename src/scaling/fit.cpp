@@ -2,22 +2,19 @@
 // scaling_objective.hpp from every point of a grid of starts, in parallel,
 // keeping the best; bootstrap resamples refit from the best few starts.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
-#include <mutex>
 #include <new>
 #include <random>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "scaling/objective.hpp"
 #include "smelt/error.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "util/parallel_for.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
@@ -130,49 +127,6 @@ std::string describe(const StartResult& r, std::int64_t max_iterations) {
   return "?";
 }
 
-// Runs body(i) for i in [0, count) on `threads` threads; rethrows the first failure.
-// Every thread is started before any works. When the system refuses to start
-// one (a process or address-space limit), the limit is near and the work
-// itself still needs memory (each thread's stack and malloc arena): all but
-// one thread per core (at most half of those started) leave without working
-// and are joined at once, and the rest share the work. More threads than
-// cores would not have been faster; the result is the same either way.
-template <typename Body>
-void parallel_for(std::size_t count, std::size_t threads, const Body& body) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> workers{std::numeric_limits<std::size_t>::max()};  // ids below this work
-  std::atomic<bool> go{false};
-  std::exception_ptr failure;
-  std::mutex mutex;
-  auto work = [&](std::size_t id) {
-    go.wait(false);
-    try {
-      for (std::size_t i; id < workers.load() && (i = next.fetch_add(1)) < count;) body(i);
-    } catch (...) {
-      const std::lock_guard lock(mutex);
-      if (!failure) failure = std::current_exception();
-      next = count;
-    }
-  };
-  std::vector<std::thread> pool;
-  std::size_t keep = std::numeric_limits<std::size_t>::max();
-  try {
-    for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work, t);
-  } catch (const std::exception&) {  // std::system_error, or bad_alloc for the thread's own state
-    keep = std::min<std::size_t>(pool.size() / 2, std::max(1u, std::thread::hardware_concurrency()) - 1);
-    workers = keep + 1;  // ids 0 (this thread) to keep
-  }
-  go = true;
-  go.notify_all();
-  if (keep < pool.size()) {
-    for (std::size_t t = keep; t < pool.size(); ++t) pool[t].join();
-    pool.resize(keep);
-  }
-  work(0);
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
 std::vector<double> steps(double from, double to, double step) {
   std::vector<double> v;
   for (double x = from; x <= to + 1e-9; x += step) v.push_back(x);
@@ -274,13 +228,13 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   validate(runs, form, options);
   const LogRuns data = detail::log_runs(runs, form);
   const double delta = options.huber_delta;
-  const std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
-                                                  : std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<std::size_t>(options.threads);  // 0: one per hardware thread
 
   const auto starts = grid(form);
   std::vector<StartResult> results(starts.size());
-  parallel_for(starts.size(), threads,
-               [&](std::size_t i) { results[i] = minimise(form, data, delta, starts[i], options.max_iterations); });
+  detail::parallel_for(starts.size(), threads, [&](std::size_t i) {
+    results[i] = minimise(form, data, delta, starts[i], options.max_iterations);
+  });
   const std::size_t best = best_of(results);
   const StartResult& fit = results[best];
   const auto converged = std::count_if(results.begin(), results.end(), [](const auto& r) { return r.converged(); });
@@ -323,7 +277,7 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
     samples.assign(std::min(block, count - first), std::vector<std::size_t>(runs.size()));
     for (auto& sample : samples)
       for (auto& i : sample) i = draw(rng, runs.size());
-    parallel_for(samples.size(), threads, [&](std::size_t k) {
+    detail::parallel_for(samples.size(), threads, [&](std::size_t k) {
       const LogRuns resample = detail::subset(data, samples[k]);
       std::vector<StartResult> refits;
       for (const auto& start : restarts)

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_frontier.hpp"
 #include "util/excerpt.hpp"
 
 namespace smelt {

@@ -11,7 +11,7 @@
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_laws.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {
@@ -159,7 +159,7 @@ std::string laws_to_json(const std::vector<Law>& laws) {
   return j.dump(2) + "\n";
 }
 
-std::vector<Law> read_laws(const std::string& path) {
+std::vector<Law> read_laws(const std::filesystem::path& path) {
   try {
     return detail::parse_law_file(read_text_file(path), source_name(path));
   } catch (const io_error& e) {

@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
 
 namespace smelt::detail {
 

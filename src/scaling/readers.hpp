@@ -7,7 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_runs.hpp"
 
 namespace smelt::detail {
 

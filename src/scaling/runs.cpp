@@ -14,15 +14,17 @@
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_runs.hpp"
+#include "util/csv.hpp"
+#include "util/enum_names.hpp"
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {
 namespace {
 
-constexpr std::array<std::pair<LawForm, std::string_view>, 2> kForms{
-    {{LawForm::chinchilla, "chinchilla"}, {LawForm::smelt, "smelt"}}};
+constexpr detail::EnumNames<LawForm, 2> kForms{{{LawForm::chinchilla, "chinchilla"}, {LawForm::smelt, "smelt"}}};
 
 // One cell: absent (missing key, empty CSV field, JSON null), a number (JSON),
 // or text (CSV fields, JSON strings). `shown` is what messages print.
@@ -43,69 +45,9 @@ struct Table {
   }
 };
 
-std::string trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return "";
-  return std::string(s.substr(first, s.find_last_not_of(" \t\r") - first + 1));
-}
-
-// Splits CSV text into records of fields. Quoted fields may hold commas,
-// doubled quotes and line breaks. Blank lines are skipped.
-std::vector<std::vector<std::string>> split_csv(std::string_view text, const std::string& source) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false, any = false;
-  std::size_t line = 1, fields = 0;
-  // As many fields as a JSON input may hold values: each costs about 90 bytes
-  // held, so 64 MiB of "1\n" would take 3 GB.
-  auto count_field = [&] {
-    if (++fields > detail::kMaxJsonValues)
-      throw config_error(
-          fmt::format("{}:{}: more than {} CSV fields (the limit on input)", source, line, detail::kMaxJsonValues));
-  };
-  auto end_record = [&] {
-    count_field();
-    record.push_back(quoted ? field : trim(field));
-    if (record.size() > 1 || !record[0].empty() || any) records.push_back(std::move(record));
-    record.clear(), field.clear(), quoted = any = false;
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (ch == '"' && trim(field).empty() && !quoted) {  // an opening quote
-      field.clear(), quoted = any = true;
-      for (++i;; ++i) {
-        if (i >= text.size()) throw config_error(fmt::format("{}:{}: unterminated quoted field", source, line));
-        if (text[i] == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"', ++i;
-        } else if (text[i] == '"') {
-          break;
-        } else {
-          if (text[i] == '\n') ++line;
-          field += text[i];
-        }
-      }
-      const auto next = text.find_first_not_of(" \t\r", i + 1);
-      if (next != std::string_view::npos && text[next] != ',' && text[next] != '\n')
-        throw config_error(fmt::format("{}:{}: text after a closing quote", source, line));
-    } else if (ch == ',') {
-      count_field();
-      record.push_back(quoted ? field : trim(field));
-      field.clear(), quoted = false, any = true;
-    } else if (ch == '\n') {
-      end_record();
-      ++line;
-    } else if (!quoted) {
-      field += ch;
-    }
-  }
-  if (!field.empty() || !record.empty() || any) end_record();
-  return records;
-}
-
 Table csv_table(std::string_view text, const std::string& source, std::vector<std::string>& violations) {
   Table t;
-  auto records = split_csv(text, source);
+  auto records = detail::read_csv(text, source);
   if (records.empty()) return t;
   t.columns = records.front();
   for (std::size_t c = 0; c < t.columns.size(); ++c)
@@ -204,24 +146,15 @@ class RowReader {
 
 }  // namespace
 
-std::string_view to_string(LawForm v) {
-  for (const auto& [form, name] : kForms)
-    if (form == v) return name;
-  return "?";
-}
-
-LawForm parse_law_form(std::string_view s, std::string_view field) {
-  for (const auto& [form, name] : kForms)
-    if (name == s) return form;
-  throw config_error(fmt::format("{} = \"{}\": must be one of chinchilla, smelt", field, s));
-}
+std::string_view to_string(LawForm v) { return detail::name_of(kForms, v); }
+LawForm parse_law_form(std::string_view s, std::string_view field) { return detail::parse_of(kForms, s, field); }
 
 std::vector<std::string> parameter_names(LawForm form) {
   if (form == LawForm::chinchilla) return {"E", "A", "B", "alpha", "beta"};
   return {"E", "A", "a", "b", "K", "c"};
 }
 
-std::vector<Run> read_runs(const std::string& path, LawForm form, const std::string& label_column,
+std::vector<Run> read_runs(const std::filesystem::path& path, LawForm form, const std::string& label_column,
                            const std::vector<std::pair<std::string, std::string>>& renames) {
   return detail::parse_runs(read_text_file(path), source_name(path), form, label_column, renames);
 }

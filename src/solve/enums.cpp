@@ -1,36 +1,29 @@
 // Word forms of the solver's enums, shared by the CLI and JSON.
-#include <fmt/format.h>
-
-#include "smelt/error.hpp"
 #include "smelt/solve.hpp"
+#include "smelt/sweep.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt {
+namespace {
 
-std::string_view to_string(FfnScaling v) { return v == FfnScaling::fixed ? "fixed" : "proportional"; }
+using detail::EnumNames;
+using detail::name_of;
+using detail::parse_of;
 
-FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field) {
-  if (s == "proportional") return FfnScaling::proportional;
-  if (s == "fixed") return FfnScaling::fixed;
-  throw config_error(fmt::format("{} = \"{}\": must be one of proportional, fixed", field, s));
-}
+constexpr EnumNames<FfnScaling, 2> kFfnScaling{
+    {{FfnScaling::proportional, "proportional"}, {FfnScaling::fixed, "fixed"}}};
+constexpr EnumNames<Budget, 3> kBudget{{{Budget::flops, "flops"}, {Budget::params, "params"}, {Budget::kv, "kv"}}};
+constexpr EnumNames<SweepKind, 3> kSweepKind{
+    {{SweepKind::baseline, "baseline"}, {SweepKind::loop, "loop"}, {SweepKind::depth, "depth"}}};
 
-std::string_view to_string(Budget v) {
-  switch (v) {
-    case Budget::flops:
-      return "flops";
-    case Budget::params:
-      return "params";
-    case Budget::kv:
-      return "kv";
-  }
-  return "?";
-}
+}  // namespace
 
-Budget parse_budget(std::string_view s, std::string_view field) {
-  if (s == "flops") return Budget::flops;
-  if (s == "params") return Budget::params;
-  if (s == "kv") return Budget::kv;
-  throw config_error(fmt::format("{} = \"{}\": must be one of flops, params, kv", field, s));
-}
+std::string_view to_string(FfnScaling v) { return name_of(kFfnScaling, v); }
+FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field) { return parse_of(kFfnScaling, s, field); }
+
+std::string_view to_string(Budget v) { return name_of(kBudget, v); }
+Budget parse_budget(std::string_view s, std::string_view field) { return parse_of(kBudget, s, field); }
+
+std::string_view to_string(SweepKind v) { return name_of(kSweepKind, v); }
 
 }  // namespace smelt

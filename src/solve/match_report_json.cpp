@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "config/native_json.hpp"
 #include "smelt/io.hpp"
 #include "smelt/match_report.hpp"
 #include "smelt/report.hpp"
@@ -47,7 +48,7 @@ ordered_json candidate(const Candidate& c) {
   j["depth_to_width"] = c.depth_to_width;
   j["active_params"] = c.active_params;
   j["residual_scale"] = c.config.loop.active() ? c.config.loop.residual_scale : 1.0;
-  j["config"] = ordered_json::parse(to_json(c.config));
+  j["config"] = detail::config_json(c.config);
   return j;
 }
 
@@ -68,7 +69,7 @@ std::string match_report_json(const MatchResult& r) {
       {"layers_executed", r.baseline_executed_layers},
       {"depth_to_width", static_cast<double>(r.baseline_executed_layers) / static_cast<double>(r.baseline.hidden_size)},
       {"active_params", r.baseline_active_params},
-      {"config", ordered_json::parse(to_json(r.baseline))}};
+      {"config", detail::config_json(r.baseline)}};
   ordered_json match = ordered_json::array();
   for (const Budget b : r.options.match) match.push_back(to_string(b));
   j["recipe"] = {{"span", r.loop.active() ? format_span(r.loop) : std::string("none")},

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "util/bounds.hpp"
 
 namespace smelt::detail {
 namespace {
@@ -15,11 +16,9 @@ using i64 = std::int64_t;
 __extension__ typedef __int128 i128;  // products of counts, each up to 2^24 and more
 // Knob values and alignments are bounded as the config fields they become
 // (validate.cpp), so that no product formed from them overflows.
-constexpr i64 kMaxSize = i64{1} << 24;
-constexpr i64 kMaxExperts = i64{1} << 20;
-constexpr i64 kMaxDepth = i64{1} << 16;
-constexpr i64 kMaxContext = i64{1} << 30;
-constexpr i64 kMaxContexts = 64;
+constexpr i64 kMaxSize = kMaxWidth;  // util/bounds.hpp
+constexpr i64 kMaxDepth = kMaxLayers;
+constexpr i64 kMaxContexts = kMaxListedValues;
 constexpr double kMaxTolerancePct = 1e6;             // tolerance x 1e6 must fit an integer (solve_result.cpp)
 constexpr i64 kMaxGeometries = i64{1} << 20;         // the search ranks every geometry, keeping its budgets
 constexpr i64 kMaxLoopsEvaluated = i64{50'000'000};  // geometries x hidden sizes the search may visit

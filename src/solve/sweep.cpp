@@ -8,13 +8,14 @@
 #include <fmt/ranges.h>
 
 #include "smelt/error.hpp"
+#include "util/bounds.hpp"
 
 namespace smelt {
 namespace {
 
 using i64 = std::int64_t;
-constexpr i64 kMaxDepth = i64{1} << 16;  // as solve's --depth
-constexpr i64 kMaxListed = 64;           // values in each of --spans, --loops, --depths
+constexpr i64 kMaxDepth = detail::kMaxLayers;         // as solve's --depth (util/bounds.hpp)
+constexpr i64 kMaxListed = detail::kMaxListedValues;  // values in each of --spans, --loops, --depths
 
 template <class T>
 std::vector<T> unique_in_order(const std::vector<T>& values) {
@@ -83,18 +84,6 @@ std::string row_label(const SweepRow& row) {
 }
 
 }  // namespace
-
-std::string_view to_string(SweepKind v) {
-  switch (v) {
-    case SweepKind::baseline:
-      return "baseline";
-    case SweepKind::loop:
-      return "loop";
-    case SweepKind::depth:
-      return "depth";
-  }
-  return "?";
-}
 
 std::vector<std::string> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
   std::vector<std::string> errors;

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/native_json.hpp"
 #include "smelt/io.hpp"
 #include "smelt/report.hpp"
+#include "util/csv.hpp"
 
 namespace smelt {
 namespace {
@@ -32,7 +34,7 @@ ordered_json row_json(const SweepRow& r) {
   j["max_abs_mismatch_pct"] = r.max_abs_mismatch_pct;
   j["within_tolerance"] = r.within_tolerance;
   j["depth_to_width"] = r.depth_to_width;
-  j["config"] = ordered_json::parse(to_json(r.config));
+  j["config"] = detail::config_json(r.config);
   return j;
 }
 
@@ -53,22 +55,17 @@ std::string sweep_report_json(const ModelConfig& baseline, const std::vector<Swe
   return j.dump(2) + "\n";
 }
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string sweep_report_csv(const std::vector<SweepRow>& rows) {
   std::string out = std::string(kSweepCsvHeader) + "\n";
+  const auto text = [](const auto& v) { return fmt::format("{}", v); };
   for (const SweepRow& r : rows) {
     const Knobs& k = r.knobs;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(to_string(r.kind)),
-                       r.span_fraction, r.depth_multiplier, csv_field(r.span), r.loops, r.config.num_layers,
-                       r.executed_layers, k.hidden, k.experts, k.heads, k.kv_heads, k.head_dim, r.flops_mismatch_pct,
-                       r.params_mismatch_pct, r.kv_mismatch_pct, r.max_abs_mismatch_pct,
-                       r.within_tolerance ? "yes" : "no", r.depth_to_width);
+    out +=
+        detail::csv_record({std::string(to_string(r.kind)), text(r.span_fraction), text(r.depth_multiplier), r.span,
+                            text(r.loops), text(r.config.num_layers), text(r.executed_layers), text(k.hidden),
+                            text(k.experts), text(k.heads), text(k.kv_heads), text(k.head_dim),
+                            text(r.flops_mismatch_pct), text(r.params_mismatch_pct), text(r.kv_mismatch_pct),
+                            text(r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no", text(r.depth_to_width)});
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include "harness.hpp"
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
+#include "smelt/scaling_laws.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace smelt;

@@ -1,4 +1,4 @@
-// A naive float64 implementation of the benchmark block (bench_backend.hpp),
+// A naive float64 implementation of the benchmark block (bench_reference.hpp),
 // written with plain loops and no Eigen, token by token and head by head, to
 // check the reference backend against code that shares nothing with it but
 // the seeded weights and inputs.
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_weights.hpp"
 
 namespace smelt::test {
 

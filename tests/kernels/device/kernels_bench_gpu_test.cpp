@@ -22,7 +22,7 @@
 #include "gemm.hpp"
 #include "layer_kernels.hpp"
 #include "layer_runner.hpp"
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_weights.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"
 

@@ -18,7 +18,7 @@
 #include "device_weights.hpp"
 #include "gemm.hpp"
 #include "layer_runner.hpp"
-#include "smelt/bench_backend.hpp"
+#include "smelt/bench_reference.hpp"
 #include "test_configs.hpp"
 
 namespace {
@@ -64,7 +64,7 @@ void check_plan(const ModelConfig& config, BenchOptions o) {
     Routing chosen;
     runner.forward(plan, x.as<float>(), xb.as<k::bf16>(), k::RoutingMode::sync, path, tally, &chosen);
     const ReferenceRun ref =
-        reference_forward(plan, input, weights, o.balanced, false, chosen.experts.empty() ? nullptr : &chosen);
+        reference_forward(plan, input, weights, {.balanced = o.balanced}, chosen.experts.empty() ? nullptr : &chosen);
     CHECK(relative_error(output(), ref.output) < 2e-2);
     // Exact FLOPs: the weight GEMMs as the analytic count has them; attention
     // launched in full score blocks, of which the masked part is what it counts.

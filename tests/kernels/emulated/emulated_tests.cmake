@@ -26,7 +26,7 @@ set(kernels_dir ${PROJECT_SOURCE_DIR}/kernels)
 add_executable(emulated_layer_test support/main_test.cpp kernels/emulated/emulated_layer_test.cpp kernels/emulated/emulated_kernels.cpp kernels/emulated/fake_cuda.cpp
   ${kernels_dir}/layer_runner.cpp ${kernels_dir}/gemm.cpp ${kernels_dir}/device_weights.cpp ${kernels_dir}/timing.cpp
   ${kernels_dir}/device.cpp)
-target_include_directories(emulated_layer_test PRIVATE kernels/emulated support ${kernels_dir} ${cuda_headers})
+target_include_directories(emulated_layer_test PRIVATE kernels/emulated support ${kernels_dir} ${PROJECT_SOURCE_DIR}/src ${cuda_headers})
 target_link_libraries(emulated_layer_test PRIVATE smelt::smelt Catch2::Catch2 Threads::Threads ${SMELT_FMT})
 target_compile_options(emulated_layer_test
   PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing>)

@@ -10,6 +10,8 @@
 #include "bench_naive.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_backend.hpp"
+#include "smelt/bench_reference.hpp"
+#include "smelt/bench_registry.hpp"
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"
@@ -49,7 +51,7 @@ double rel_error(const std::vector<double>& a, const std::vector<double>& b) {
 // Runs the float32 reference and returns the plan after checking the FLOPs it accounted.
 LayerPlan require_exact(const ModelConfig& c, const BenchOptions& o) {
   const LayerPlan plan = make_layer_plan(c, o);
-  const ReferenceRun run = reference_forward(plan, make_input(plan, o.seed), o.seed, o.balanced, false);
+  const ReferenceRun run = reference_forward(plan, make_input(plan, o.seed), o.seed, {.balanced = o.balanced});
   CHECK(run.accounted_flops == plan.analytic_flops);
   CHECK(run.accounted_gemm_flops == plan.analytic_gemm_flops);
   return plan;
@@ -130,8 +132,9 @@ TEST_CASE("bench: the reference matches a naive float64 implementation", "[bench
     const LayerPlan plan = make_layer_plan(k.config, k.options);
     const std::vector<float> input = make_input(plan, k.options.seed);
     const std::vector<double> naive = test::Naive(plan, k.options.balanced).run(input, k.options.seed);
-    const ReferenceRun f64 = reference_forward(plan, input, k.options.seed, k.options.balanced, true);
-    const ReferenceRun f32 = reference_forward(plan, input, k.options.seed, k.options.balanced, false);
+    const ReferenceRun f64 = reference_forward(plan, input, k.options.seed,
+                                               {.balanced = k.options.balanced, .precision = Precision::float64});
+    const ReferenceRun f32 = reference_forward(plan, input, k.options.seed, {.balanced = k.options.balanced});
     REQUIRE(f64.output.size() == static_cast<std::size_t>(plan.tokens * 64));
     CHECK(rel_error(f64.output, naive) < 1e-12);
     CHECK(rel_error(f32.output, naive) < 1e-4);
@@ -166,7 +169,7 @@ TEST_CASE("bench: balanced routing evens the load, real routing reports its imba
   // 16 tokens x top-2 = 32 assignments over 8 experts: 4 each.
   const LayerPlan plan = make_layer_plan(test::tiny_moe(), {.tokens = 16});
   const auto input = make_input(plan, 1);
-  CHECK(reference_forward(plan, input, 1, true, false).expert_tokens == std::vector<std::int64_t>(8, 4));
+  CHECK(reference_forward(plan, input, 1, {.balanced = true}).expert_tokens == std::vector<std::int64_t>(8, 4));
 
   const BenchResult r = run_bench(test::tiny_moe(), {.backend = BenchBackendKind::cpu, .tokens = 64, .repetitions = 3});
   REQUIRE(r.expert_tokens.size() == 8);

@@ -13,7 +13,8 @@
 
 #include "scaling/objective.hpp"
 #include "smelt/error.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_runs.hpp"
 
 using namespace smelt;
 

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "smelt/error.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_frontier.hpp"
 
 using namespace smelt;
 

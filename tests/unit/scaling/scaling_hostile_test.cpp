@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include "smelt/error.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_fit.hpp"
+#include "smelt/scaling_frontier.hpp"
+#include "smelt/scaling_runs.hpp"
 
 using namespace smelt;
 

@@ -8,7 +8,7 @@
 
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
-#include "smelt/scaling.hpp"
+#include "smelt/scaling_laws.hpp"
 
 using namespace smelt;
 

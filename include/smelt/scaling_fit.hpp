@@ -1,0 +1,63 @@
+// Fitting a scaling law to training runs (docs/scaling.md):
+//   chinchilla: L(N, D) = E + A / N^alpha + B / D^beta, compute C = 6 N D
+//               (or F D when the runs give their training FLOPs per token F)
+//   smelt:      L(F, S, D) = E + A (1 - S)^b / F^a + K / D^c, compute C = F D
+// with N parameters, D training tokens, F training FLOPs per token, S sparsity.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "smelt/scaling_runs.hpp"
+
+namespace smelt {
+
+// Parameter values of a law. chinchilla: {E, A, B, alpha, beta};
+// smelt: {E, A, a, b, K, c}. Names in parameter_names(form).
+std::vector<std::string> parameter_names(LawForm form);
+
+// Bounds on FitOptions, checked before any work: each resample refits from 9
+// starts (so 100,000 of them are hours), and more threads than this is a
+// mistake on any machine smelt targets.
+inline constexpr std::int64_t kMaxBootstrap = 100'000;
+inline constexpr std::int64_t kMaxFitThreads = 1024;
+
+struct FitOptions {
+  double huber_delta = 1e-3;
+  std::int64_t bootstrap = 0;  // resamples of the runs; 0: none; at most kMaxBootstrap
+  std::uint64_t seed = 20261130;
+  // 0: hardware concurrency; at most kMaxFitThreads. When the system refuses
+  // to start one, the work runs on one thread per core of those started.
+  std::int64_t threads = 0;
+  std::int64_t max_iterations = 1000;
+};
+
+struct Law {
+  LawForm form = LawForm::chinchilla;
+  std::string label;           // architecture ("" when not grouped)
+  std::vector<double> params;  // in parameter_names(form) order
+  // Fit diagnostics.
+  double objective = 0;      // sum of Huber losses at the optimum
+  double rmse_log_loss = 0;  // root mean square of log(predicted) - log(observed)
+  std::int64_t runs = 0;
+  std::int64_t starts = 0;  // starting points tried
+  std::int64_t converged_starts = 0;
+  bool converged = false;  // the best start met the relative convergence criterion
+  std::string status;      // the optimiser's word on the best start
+  // Bootstrap: one parameter vector per resample (empty without --bootstrap),
+  // and the 2.5% / 97.5% percentiles of each parameter.
+  std::vector<std::vector<double>> bootstrap;
+  std::vector<double> ci_low, ci_high;
+
+  double predict(const Run& run) const;  // loss
+};
+
+// Fits one law to the runs (all of them: group first with --group-by).
+// Throws config_error for out-of-range options, too few runs (fewer than the
+// parameter count + 1) and when no start converged; infeasible_error when the
+// best fit, or a bootstrap refit, has a parameter that is not a finite double
+// (the data pull it to infinity: no law of this form describes them).
+Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& options = {});
+
+}  // namespace smelt
