@@ -18,6 +18,7 @@
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
 #include "table.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -44,7 +45,7 @@ struct Cell {
   std::optional<Interval> interval;
 };
 
-std::vector<double> parse_budgets(const std::string& text, std::vector<std::string>& errors) {
+std::vector<double> parse_budgets(const std::string& text, detail::Violations& errors) {
   std::vector<double> out;
   std::size_t start = 0;
   while (true) {
@@ -55,9 +56,9 @@ std::vector<double> parse_budgets(const std::string& text, std::vector<std::stri
     double v = 0;
     const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
     if (word.empty() || ec != std::errc() || ptr != word.data() + word.size())
-      errors.push_back(fmt::format("--budget = \"{}\": must be FLOPs separated by commas (1e20,1e21)", word));
+      errors.add(fmt::format("--budget = \"{}\": must be FLOPs separated by commas (1e20,1e21)", word));
     else if (!(v > 0 && std::isfinite(v)))
-      errors.push_back(fmt::format("--budget = {:g}: must be a positive number of FLOPs", v));
+      errors.add(fmt::format("--budget = {:g}: must be a positive number of FLOPs", v));
     else
       out.push_back(v);
     if (comma == std::string::npos) return out;
@@ -143,10 +144,10 @@ std::string json(const std::vector<Named>& laws, const std::vector<double>& budg
 }
 
 int run_frontier(const FrontierArgs& args) {
-  std::vector<std::string> errors;
+  detail::Violations errors;
   const std::vector<double> budgets = parse_budgets(args.budgets, errors);
   if (!(args.sparsity >= 0 && args.sparsity < 1))
-    errors.push_back(fmt::format("--sparsity = {:g}: must be in [0, 1)", args.sparsity));
+    errors.add(fmt::format("--sparsity = {:g}: must be in [0, 1)", args.sparsity));
   std::vector<Named> laws;
   for (const std::string& file : args.laws) {
     try {
@@ -157,10 +158,10 @@ int run_frontier(const FrontierArgs& args) {
         laws.push_back({std::move(read[i]), std::move(unlabelled), source_name(file)});
       }
     } catch (const config_error& e) {
-      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+      errors.merge(e);
     }
   }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
 
   // Everything is computed, and every error found, before anything is printed.
   std::vector<std::vector<Cell>> cells(budgets.size(), std::vector<Cell>(laws.size()));
@@ -174,12 +175,13 @@ int run_frontier(const FrontierArgs& args) {
         c.interval = compute_gain_interval(laws[i].law, laws.front().law, budgets[b], args.sparsity);
       } catch (const config_error& e) {
         for (const auto& v : e.violations()) {
-          const std::string line = fmt::format("{}: {}", laws[i].file, v);
-          if (std::find(errors.begin(), errors.end(), line) == errors.end()) errors.push_back(line);
+          const Violation line(fmt::format("{}: {}", laws[i].file, v.text()));
+          const auto& seen = errors.list();
+          if (std::find(seen.begin(), seen.end(), line) == seen.end()) errors.add(line);
         }
       }
     }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
   std::cout << (args.json ? json(laws, budgets, cells, args.sparsity) : table(laws, budgets, cells, args.sparsity));
   return kOk;
 }

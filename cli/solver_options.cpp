@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -15,7 +16,7 @@ bool parse_int(std::string_view s, std::int64_t& out) {
   return !s.empty() && ec == std::errc() && ptr == end;
 }
 
-std::optional<KnobRange> parse_range(const char* option, const std::string& text, std::vector<std::string>& errors) {
+std::optional<KnobRange> parse_range(const char* option, const std::string& text, detail::Violations& errors) {
   if (text.empty()) return std::nullopt;
   KnobRange r;
   const auto colon = text.find(':');
@@ -23,7 +24,7 @@ std::optional<KnobRange> parse_range(const char* option, const std::string& text
                                              : parse_int(std::string_view(text).substr(0, colon), r.lo) &&
                                                    parse_int(std::string_view(text).substr(colon + 1), r.hi);
   if (!ok) {
-    errors.push_back(fmt::format("{} = \"{}\": must be a value or a range LO:HI", option, text));
+    errors.add(fmt::format("{} = \"{}\": must be a value or a range LO:HI", option, text));
     return std::nullopt;
   }
   return r;
@@ -79,7 +80,7 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
 }
 
 SolverSetup make_setup(const SolverArgs& a) {
-  std::vector<std::string> errors;
+  detail::Violations errors;
   SolverSetup s;
   s.recipe.span = a.span;
   s.recipe.loops = a.loops;
@@ -99,7 +100,7 @@ SolverSetup make_setup(const SolverArgs& a) {
   try {
     s.space.ffn = parse_ffn_scaling(a.ffn, "--ffn");
   } catch (const config_error& e) {
-    errors.push_back(e.what());
+    errors.merge(e);
   }
   s.options.match.clear();
   for (const auto& word : split(a.match)) {
@@ -108,7 +109,7 @@ SolverSetup make_setup(const SolverArgs& a) {
       if (std::find(s.options.match.begin(), s.options.match.end(), b) == s.options.match.end())
         s.options.match.push_back(b);
     } catch (const config_error& e) {
-      errors.push_back(e.what());
+      errors.merge(e);
     }
   }
   s.options.flops_with_head = a.flops_with_head;
@@ -118,11 +119,11 @@ SolverSetup make_setup(const SolverArgs& a) {
       if (parse_int(word, t))
         s.options.contexts.push_back(t);
       else
-        errors.push_back(fmt::format("--context = \"{}\": must be token counts separated by commas", a.context));
+        errors.add(fmt::format("--context = \"{}\": must be token counts separated by commas", a.context));
     }
   s.options.tolerance_pct = a.tolerance;
   s.options.top = a.top;
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include "smelt/sweep_report.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -56,7 +57,7 @@ bool parse_number(std::string_view s, T& out) {
 
 // Fractions "0.25" or percentages "25%" (percent = true), or plain numbers.
 std::vector<double> numbers(const char* option, const std::string& text, bool percent, const char* rule,
-                            std::vector<std::string>& errors) {
+                            detail::Violations& errors) {
   std::vector<double> out;
   for (const std::string& w : words(text)) {
     std::string_view s = w;
@@ -66,12 +67,12 @@ std::vector<double> numbers(const char* option, const std::string& text, bool pe
     if (parse_number(s, v))
       out.push_back(pct ? v / 100.0 : v);
     else
-      errors.push_back(fmt::format("{} = \"{}\": must be {} separated by commas", option, w, rule));
+      errors.add(fmt::format("{} = \"{}\": must be {} separated by commas", option, w, rule));
   }
   return out;
 }
 
-SweepOptions parse_lists(const SweepArgs& a, std::vector<std::string>& errors) {
+SweepOptions parse_lists(const SweepArgs& a, detail::Violations& errors) {
   SweepOptions o;
   o.spans = numbers("--spans", a.spans, true, "fractions of the layers (0.25) or percentages (25%)", errors);
   o.depths = numbers("--depths", a.depths, false, "depth multipliers (0.5)", errors);
@@ -81,7 +82,7 @@ SweepOptions parse_lists(const SweepArgs& a, std::vector<std::string>& errors) {
     if (parse_number(std::string_view(w), n))
       o.loops.push_back(n);
     else
-      errors.push_back(fmt::format("--loops = \"{}\": must be whole numbers separated by commas", w));
+      errors.add(fmt::format("--loops = \"{}\": must be whole numbers separated by commas", w));
   }
   return o;
 }
@@ -123,8 +124,8 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
 }
 
 int run_sweep(const SweepArgs& args) {
-  std::vector<std::string> errors;
-  if (args.json && args.csv) errors.push_back("--json, --csv: choose one output format");
+  detail::Violations errors;
+  if (args.json && args.csv) errors.add("--json, --csv: choose one output format");
   const SweepOptions options = parse_lists(args, errors);
   SolverSetup setup;
   bool setup_ok = true;
@@ -132,11 +133,10 @@ int run_sweep(const SweepArgs& args) {
     setup = make_setup(args.solver);
   } catch (const config_error& e) {
     setup_ok = false;
-    errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+    errors.merge(e);
   }
   const ModelConfig baseline = read_config(args.baseline);
-  const auto more = sweep_violations(baseline, options);
-  errors.insert(errors.end(), more.begin(), more.end());
+  for (Violation& v : sweep_violations(baseline, options)) errors.add(std::move(v));
   setup.options.top = 1;
   if (!errors.empty() && setup_ok) {
     // The solver options parsed: list what the solver says of them too (the
@@ -147,10 +147,10 @@ int run_sweep(const SweepArgs& args) {
       unlooped.loops = 1;
       (void)solve(baseline, unlooped, setup.space, setup.options);
     } catch (const config_error& e) {
-      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+      errors.merge(e);
     }
   }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
 
   const std::vector<SweepRow> rows = sweep(baseline, options, setup.space, setup.options);
   std::cout << (args.json  ? sweep_report_json(baseline, rows, setup.options)

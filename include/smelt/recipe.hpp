@@ -24,8 +24,9 @@ struct LoopRecipe {
 };
 
 // The loop a recipe gives a model of `num_layers` layers. A span of zero
-// layers or loops = 1 gives no loop. Throws config_error naming --span,
-// --loops or --residual-scale; every range is checked before it is used.
+// layers or loops = 1 gives no loop. Throws config_error naming
+// LoopRecipe::span, loops or residual_scale; every range is checked before it
+// is used.
 LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers);
 
 }  // namespace smelt

@@ -465,7 +465,7 @@ std::vector<std::string> hf_model_types() {
 }
 
 ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   JsonObject root(json, "", violations);
   const std::string type = root.string("model_type");
   if (!violations.empty()) throw config_error(std::move(violations));

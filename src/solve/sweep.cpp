@@ -8,13 +8,14 @@
 #include <fmt/ranges.h>
 
 #include "smelt/error.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
 
 using i64 = std::int64_t;
-constexpr i64 kMaxDepth = i64{1} << 16;  // as solve's --depth
-constexpr i64 kMaxListed = 64;           // values in each of --spans, --loops, --depths
+constexpr i64 kMaxDepth = i64{1} << 16;  // as LoopRecipe::depth
+constexpr i64 kMaxListed = 64;           // values in each of SweepOptions' lists
 
 template <class T>
 std::vector<T> unique_in_order(const std::vector<T>& values) {
@@ -96,41 +97,44 @@ std::string_view to_string(SweepKind v) {
   return "?";
 }
 
-std::vector<std::string> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
-  std::vector<std::string> errors;
+std::vector<Violation> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
+  detail::Violations errors;
   // Each value is at least one solve (spans x loops of them): bound the lists first.
-  for (const auto& [option, size] : {std::pair{"--spans", o.spans.size()}, std::pair{"--loops", o.loops.size()},
-                                     std::pair{"--depths", o.depths.size()}})
+  for (const auto& [field, size] :
+       {std::pair{"SweepOptions::spans", o.spans.size()}, std::pair{"SweepOptions::loops", o.loops.size()},
+        std::pair{"SweepOptions::depths", o.depths.size()}})
     if (static_cast<i64>(size) > kMaxListed)
-      errors.push_back(fmt::format("{}: {} values listed: at most {}", option, size, kMaxListed));
+      errors.add(field, "", fmt::format("{} values listed: at most {}", size, kMaxListed));
   for (const double f : o.spans)
     if (!(f >= 0 && f <= 1))
-      errors.push_back(fmt::format("--spans = {}: must be a fraction of the layers in [0, 1] (0% to 100%)", f));
+      errors.add("SweepOptions::spans", fmt::format("{}", f),
+                 "must be a fraction of the layers in [0, 1] (0% to 100%)");
   for (const i64 n : o.loops)
     if (n < 1)
-      errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+      errors.add("SweepOptions::loops", fmt::format("{}", n), "must be at least 1");
     else if (n > LoopRecipe::max_loops)
-      errors.push_back(fmt::format("--loops = {}: must be at most {}", n, LoopRecipe::max_loops));
+      errors.add("SweepOptions::loops", fmt::format("{}", n), fmt::format("must be at most {}", LoopRecipe::max_loops));
   const bool loop_rows = std::any_of(o.spans.begin(), o.spans.end(), [](double f) { return f > 0; });
   if (loop_rows && o.loops.empty())
-    errors.push_back("--loops = \"\": must list at least one loop count for the spans above 0");
+    errors.add("SweepOptions::loops", "[]", "must list at least one loop count for the spans above 0");
   const i64 layers = baseline.num_layers;
   for (const double m : o.depths) {
     if (!(std::isfinite(m) && m > 0)) {
-      errors.push_back(fmt::format("--depths = {}: must be a depth multiplier > 0", m));
+      errors.add("SweepOptions::depths", fmt::format("{}", m), "must be a depth multiplier > 0");
       continue;
     }
     const i64 depth = scaled_depth(m, layers);
     if (depth == 0)
-      errors.push_back(fmt::format("--depths = {}: gives {} x {} layers, which must round to between 1 and {}", m, m,
-                                   layers, kMaxDepth));
+      errors.add("SweepOptions::depths", fmt::format("{}", m),
+                 fmt::format("gives {} x {} layers, which must round to between 1 and {}", m, layers, kMaxDepth));
     else if (depth != layers && !baseline.moe.layers.empty())
-      errors.push_back(fmt::format(
-          "--depths = {}: the Baseline lists its MoE layers explicitly, so its depth cannot change (use --depths none)",
-          m));
+      errors.add("SweepOptions::depths", fmt::format("{}", m),
+                 "the Baseline lists its MoE layers explicitly, so its depth cannot change (use "
+                 "SweepOptions::depths = [])");
   }
-  if (o.spans.empty() && o.depths.empty()) errors.push_back("--spans, --depths: both empty, so the sweep has no rows");
-  return errors;
+  if (o.spans.empty() && o.depths.empty())
+    errors.add("SweepOptions::spans, SweepOptions::depths", "", "both empty, so the sweep has no rows");
+  return std::move(errors.list());
 }
 
 std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& options, const SearchSpace& space,
@@ -168,7 +172,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
   top1.top = 1;
   std::vector<SweepRow> rows;
   // Each distinct solver violation, with the rows it hit.
-  std::vector<std::pair<std::string, std::vector<std::string>>> failures;
+  std::vector<std::pair<Violation, std::vector<std::string>>> failures;
   for (const SweepRow& p : plan) {
     try {
       SweepRow row = make_row(p.kind, p.recipe, solve(baseline, p.recipe, space, top1));
@@ -176,7 +180,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
       row.depth_multiplier = p.depth_multiplier;
       rows.push_back(std::move(row));
     } catch (const config_error& e) {
-      for (const std::string& v : e.violations()) {
+      for (const Violation& v : e.violations()) {
         auto it = std::find_if(failures.begin(), failures.end(), [&](const auto& f) { return f.first == v; });
         if (it == failures.end()) it = failures.insert(failures.end(), {v, {}});
         it->second.push_back(row_label(p));
@@ -184,11 +188,13 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
     }
   }
   if (failures.empty()) return rows;
-  std::vector<std::string> errors;
-  for (const auto& [violation, hit] : failures)
-    errors.push_back(hit.size() == plan.size() ? violation
-                                               : fmt::format("{} (sweep rows: {})", violation, fmt::join(hit, ", ")));
-  throw config_error(std::move(errors));
+  detail::Violations errors;
+  for (auto& [violation, hit] : failures) {
+    if (hit.size() != plan.size()) violation.rule += fmt::format(" (sweep rows: {})", fmt::join(hit, ", "));
+    errors.add(std::move(violation));
+  }
+  errors.throw_if_any();
+  return rows;
 }
 
 }  // namespace smelt

@@ -15,7 +15,7 @@ std::vector<std::string> errors_of(const LoopRecipe& r, std::int64_t layers) {
   try {
     (void)resolve_loop(r, layers);
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }
@@ -50,28 +50,31 @@ TEST_CASE("the residual scale defaults to one over the loop count", "[recipe]") 
 
 TEST_CASE("bad recipes name the option and the rule", "[recipe]") {
   CHECK(errors_of({.span = "4-19", .loops = 0}, 12) ==
-        std::vector<std::string>{"--loops = 0: must be at least 1",
-                                 "--span = \"4-19\": must satisfy 1 <= first <= last <= 12 (the layers)"});
-  CHECK(errors_of({.span = "1.5"}, 12) == std::vector<std::string>{"--span = \"1.5\": a fraction must lie in [0, 1]"});
-  CHECK(errors_of({.span = "middle"}, 12) ==
-        std::vector<std::string>{"--span = \"middle\": must be middle-half, full, a fraction (0.25 or 25%) or "
-                                 "1-based layers such as \"4-9\""});
+        std::vector<std::string>{"LoopRecipe::loops = 0: must be at least 1",
+                                 "LoopRecipe::span = \"4-19\": must satisfy 1 <= first <= last <= 12 (the layers)"});
+  CHECK(errors_of({.span = "1.5"}, 12) ==
+        std::vector<std::string>{"LoopRecipe::span = \"1.5\": a fraction must lie in [0, 1]"});
+  CHECK(
+      errors_of({.span = "middle"}, 12) ==
+      std::vector<std::string>{"LoopRecipe::span = \"middle\": must be middle-half, full, a fraction (0.25 or 25%) or "
+                               "1-based layers such as \"4-9\""});
   CHECK(errors_of({.residual_scale = -1.0}, 12) ==
-        std::vector<std::string>{"--residual-scale = -1: must be a positive finite number"});
+        std::vector<std::string>{"LoopRecipe::residual_scale = -1: must be a positive finite number"});
 }
 
 TEST_CASE("recipe ranges are checked before any arithmetic on them", "[recipe]") {
   // 2^63 - 1 loops once overflowed (loops - 1) x span in the solver; NaN% was
   // cast to an integer (undefined) because NaN fails both < 0 and > 1.
   CHECK(errors_of({.loops = INT64_MAX}, 12) ==
-        std::vector<std::string>{"--loops = 9223372036854775807: must be at most 1024"});
-  CHECK(errors_of({.loops = 1025}, 12) == std::vector<std::string>{"--loops = 1025: must be at most 1024"});
+        std::vector<std::string>{"LoopRecipe::loops = 9223372036854775807: must be at most 1024"});
+  CHECK(errors_of({.loops = 1025}, 12) == std::vector<std::string>{"LoopRecipe::loops = 1025: must be at most 1024"});
   CHECK(resolve_loop({.loops = 1024}, 12).count == 1024);
   CHECK(errors_of({.span = "nan%"}, 12) ==
-        std::vector<std::string>{"--span = \"nan%\": a fraction must lie in [0, 1]"});
+        std::vector<std::string>{"LoopRecipe::span = \"nan%\": a fraction must lie in [0, 1]"});
   CHECK(errors_of({.span = "nan"}, 12) ==
-        std::vector<std::string>{"--span = \"nan\": must be middle-half, full, a fraction (0.25 or 25%) or 1-based "
-                                 "layers such as \"4-9\""});
+        std::vector<std::string>{
+            "LoopRecipe::span = \"nan\": must be middle-half, full, a fraction (0.25 or 25%) or 1-based "
+            "layers such as \"4-9\""});
   CHECK(errors_of({.span = "inf%"}, 12) ==
-        std::vector<std::string>{"--span = \"inf%\": a fraction must lie in [0, 1]"});
+        std::vector<std::string>{"LoopRecipe::span = \"inf%\": a fraction must lie in [0, 1]"});
 }
