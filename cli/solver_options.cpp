@@ -82,7 +82,7 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
 SolverSetup make_setup(const SolverArgs& a) {
   detail::Violations errors;
   SolverSetup s;
-  s.recipe.span = a.span;
+  errors.collect([&] { s.recipe.span = parse_loop_span(a.span, "--span"); });
   s.recipe.loops = a.loops;
   if (a.residual_scale_option && a.residual_scale_option->count() > 0) s.recipe.residual_scale = a.residual_scale;
   if (a.depth_option && a.depth_option->count() > 0) s.recipe.depth = a.depth;

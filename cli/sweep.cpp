@@ -143,7 +143,7 @@ int run_sweep(const SweepArgs& args) {
     // unlooped Baseline's space), so that every error shows at once.
     try {
       LoopRecipe unlooped;
-      unlooped.span = "0.0";
+      unlooped.span = LoopSpan::of_fraction(0);
       unlooped.loops = 1;
       (void)solve(baseline, unlooped, setup.space, setup.options);
     } catch (const config_error& e) {

@@ -25,15 +25,6 @@ std::vector<T> unique_in_order(const std::vector<T>& values) {
   return out;
 }
 
-// A span text that resolve_loop reads as this fraction: it wants a '.' ("1"
-// would be layer 1, and "0" is no span at all).
-std::string fraction_span(double f) {
-  std::string text = fmt::format("{}", f);
-  if (text.find('e') != std::string::npos) return fmt::format("{:.20f}", f);
-  if (text.find('.') == std::string::npos) text += ".0";
-  return text;
-}
-
 // The depth a multiplier gives, or 0 when it gives none in [1, kMaxDepth].
 i64 scaled_depth(double multiplier, i64 layers) {
   const double d = multiplier * static_cast<double>(layers);
@@ -146,7 +137,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
   for (const double f : unique_in_order(options.spans)) {
     SweepRow row;
     row.span_fraction = f;
-    row.recipe.span = fraction_span(f);
+    row.recipe.span = LoopSpan::of_fraction(f);
     if (f == 0) {
       row.recipe.loops = 1;
       plan.push_back(row);
@@ -162,7 +153,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
     SweepRow row;
     row.kind = SweepKind::depth;
     row.depth_multiplier = m;
-    row.recipe.span = fraction_span(0);
+    row.recipe.span = LoopSpan::of_fraction(0);
     row.recipe.loops = 1;
     row.recipe.depth = scaled_depth(m, baseline.num_layers);
     plan.push_back(row);

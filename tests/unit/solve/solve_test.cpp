@@ -175,7 +175,7 @@ TEST_CASE("empty or contradictory spaces are errors naming the option and the ru
         std::vector<std::string>{"SearchSpace::experts = 1:7: must allow at least top_k = 8 experts"});
   CHECK(errors_of(b, {}, {.kv_heads = KnobRange{3, 3}}) ==
         std::vector<std::string>{"SearchSpace::kv_heads = 3: contains no divisor of the query heads (10)"});
-  CHECK(errors_of(b, {.span = "10-14", .loops = 0}, {}) ==
+  CHECK(errors_of(b, {.span = LoopSpan::layers(10, 14), .loops = 0}, {}) ==
         std::vector<std::string>{"LoopRecipe::loops = 0: must be at least 1",
                                  "LoopRecipe::span = \"10-14\": must satisfy 1 <= first <= last <= 12 (the layers)"});
   CHECK(errors_of(b, {}, {}, {.match = {}, .tolerance_pct = -1, .top = 0}) ==

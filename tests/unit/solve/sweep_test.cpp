@@ -35,7 +35,7 @@ std::vector<std::string> texts(const std::vector<Violation>& violations) {
 
 LoopRecipe recipe(std::string span, std::int64_t loops, std::optional<std::int64_t> depth = std::nullopt) {
   LoopRecipe r;
-  r.span = std::move(span);
+  r.span = parse_loop_span(span, "LoopRecipe::span");
   r.loops = loops;
   r.depth = depth;
   return r;

@@ -101,7 +101,7 @@ TEST_CASE("an overflow is bad input: an overflow_error and so a config_error", "
 TEST_CASE("solver option errors name SearchSpace, MatchOptions and LoopRecipe fields, never a flag", "[errors]") {
   const ModelConfig b = example("smelt-baseline-12l.json");
   const std::string all = message_of([&] {
-    (void)solve(b, {.span = "99-100", .loops = 0, .residual_scale = -1.0, .depth = 0},
+    (void)solve(b, {.span = LoopSpan::layers(99, 100), .loops = 0, .residual_scale = -1.0, .depth = 0},
                 {.hidden = KnobRange{7, 3},
                  .experts = KnobRange{0, 1},
                  .head_dim = KnobRange{3, 3},
@@ -123,8 +123,9 @@ TEST_CASE("solver option errors name SearchSpace, MatchOptions and LoopRecipe fi
     INFO(field);
     CHECK(all.find(field) != std::string::npos);
   }
-  check_no_flags(message_of([&] { (void)solve(b, {.span = "middle"}); }));
-  check_no_flags(message_of([&] { (void)solve(b, {.span = "4-99"}); }));
+  check_no_flags(message_of([] { (void)parse_loop_span("middle", "LoopRecipe::span"); }));
+  check_no_flags(message_of([&] { (void)solve(b, {.span = LoopSpan::layers(4, 99)}); }));
+  check_no_flags(message_of([&] { (void)solve(b, {.span = LoopSpan::of_fraction(1.5)}); }));
   check_no_flags(message_of([&] { (void)solve(b, {}, {.head_dim = KnobRange{8, 16}}); }));
   check_no_flags(message_of([&] { (void)solve(b, {}, {.hidden = KnobRange{1000, 1000}}); }));
   check_no_flags(message_of([&] { (void)solve(b, {}, {}, {.contexts = std::vector<std::int64_t>(65, 8)}); }));
