@@ -2,7 +2,6 @@
 // law's compute-optimal allocation and loss per budget, and the
 // compute-equivalent gain of every other law over the first (the reference).
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +13,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "lists.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
@@ -25,7 +25,7 @@ namespace {
 
 struct FrontierArgs {
   std::vector<std::string> laws;
-  std::string budgets;
+  std::vector<std::string> budgets;
   double sparsity = 0;
   bool json = false;
 };
@@ -45,25 +45,20 @@ struct Cell {
   std::optional<Interval> interval;
 };
 
-std::vector<double> parse_budgets(const std::string& text, detail::Violations& errors) {
+std::vector<double> parse_budgets(const std::vector<std::string>& given, detail::Violations& errors) {
   std::vector<double> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    word.erase(0, word.find_first_not_of(" \t"));
-    word.erase(word.find_last_not_of(" \t") + 1);
+  const std::vector<std::string> words = list_items(given);
+  if (words.empty()) errors.add("--budget = \"\": must be FLOPs separated by commas (1e20,1e21)");
+  for (const std::string& word : words) {
     double v = 0;
-    const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
-    if (word.empty() || ec != std::errc() || ptr != word.data() + word.size())
+    if (!parse_number(std::string_view(word), v))
       errors.add(fmt::format("--budget = \"{}\": must be FLOPs separated by commas (1e20,1e21)", word));
     else if (!(v > 0 && std::isfinite(v)))
       errors.add(fmt::format("--budget = {:g}: must be a positive number of FLOPs", v));
     else
       out.push_back(v);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
   }
+  return out;
 }
 
 std::string size_text(const Law& law, double size) {
@@ -197,6 +192,7 @@ Run add_frontier(CLI::App& app) {
                   "law is the reference")
       ->required();
   sub->add_option("--budget", args->budgets, "Training compute budgets in FLOPs, comma-separated (1e20,1e21,1e22)")
+      ->delimiter(',')
       ->required();
   sub->add_option("--sparsity", args->sparsity, "Sparsity S in [0, 1) for smelt-form laws (default 0)");
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
