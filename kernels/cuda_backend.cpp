@@ -152,7 +152,7 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   std::size_t free_bytes = 0, total_bytes = 0;
   SMELT_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (needed > free_bytes)
-    throw config_error(fmt::format("config needs {} bytes of device memory, {} available", needed, free_bytes));
+    throw cuda_error(fmt::format("config needs {} bytes of device memory, {} available", needed, free_bytes));
 
   // Every layer's weights, drawn on several threads: the reference needs all
   // of them, the device the visited ones (the check plan's weights are the same).
