@@ -14,8 +14,8 @@
 namespace smelt::cli {
 
 // The items of a list option, trimmed of spaces and tabs; a list given as
-// "none" or as one blank item lists nothing. An empty item between commas stays
-// (and is reported by its reader).
+// "none" or as one blank item lists nothing. (CLI11 drops an empty item
+// between two commas: "1e20,,1e21" lists two.)
 std::vector<std::string> list_items(const std::vector<std::string>& given);
 
 // The whole of `text` as a number of type T (no sign prefix "+", no spaces).
