@@ -16,6 +16,7 @@
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "table.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -84,12 +85,12 @@ std::string human_result(const BenchResult& r) {
 
 int run(const BenchArgs& args) {
   // 0 means "the default" to the library; typed on the command line it is an error.
-  std::vector<std::string> errors;
+  detail::Violations errors;
   if (args.tokens_option->count() > 0 && args.tokens < 1)
-    errors.push_back(fmt::format("--tokens = {}: must be positive", args.tokens));
+    errors.add(fmt::format("--tokens = {}: must be positive", args.tokens));
   if (args.context_option->count() > 0 && args.context < 1)
-    errors.push_back(fmt::format("--context = {}: must be positive", args.context));
-  if (!errors.empty()) throw config_error(std::move(errors));
+    errors.add(fmt::format("--context = {}: must be positive", args.context));
+  errors.throw_if_any();
   BenchOptions o;
   o.backend = parse_bench_backend(args.backend, "--backend");
   o.tokens = args.tokens;

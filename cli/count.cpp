@@ -14,6 +14,7 @@
 #include "smelt/report.hpp"
 #include "table.hpp"
 #include "util/bounds.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -123,7 +124,7 @@ int run_count(const CountArgs& args) {
   options.elementwise = args.elementwise;
 
   std::vector<CountedModel> models;
-  std::vector<std::string> errors;
+  detail::Violations errors;
   for (const auto& path : args.configs) {
     try {
       ModelConfig config = read_config(path);
@@ -131,10 +132,10 @@ int run_count(const CountArgs& args) {
       CostReport cost = count(config, options);
       models.push_back({std::move(config), std::move(cost)});
     } catch (const config_error& e) {
-      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+      errors.merge(e);
     }
   }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
 
   // Everything is computed before anything is printed.
   std::string out;

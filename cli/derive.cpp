@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "flag_names.hpp"
 #include "smelt/io.hpp"
 #include "smelt/match_report.hpp"
 #include "smelt/solve.hpp"
@@ -84,7 +85,9 @@ std::string human_report(const MatchResult& r) {
 int run_derive(const DeriveArgs& args) {
   const SolverSetup setup = make_setup(args.solver);
   const ModelConfig baseline = read_config(args.baseline);
-  const MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
+  MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
+  // The library says which field to change; the user changes a flag.
+  for (auto& line : result.why) line = to_flags(line);
   const std::string text = args.json ? match_report_json(result) : human_report(result);
   if (!args.out.empty()) write_text_file(args.out, to_json(result.candidates.front().config));
   std::cout << text;

@@ -16,6 +16,7 @@
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
 #include "table.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -80,21 +81,20 @@ std::string table(const std::vector<Law>& laws, LawForm form, double delta) {
 }
 
 int run_fit(const FitArgs& args) {
-  std::vector<std::string> errors;
+  detail::Violations errors;
   LawForm form = LawForm::chinchilla;
   try {
     form = parse_law_form(args.form, "--form");
   } catch (const config_error& e) {
-    errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+    errors.merge(e);
   }
   if (args.bootstrap < 0 || args.bootstrap > kMaxBootstrap)
-    errors.push_back(fmt::format("--bootstrap = {}: must be between 0 and {}", args.bootstrap, kMaxBootstrap));
+    errors.add(fmt::format("--bootstrap = {}: must be between 0 and {}", args.bootstrap, kMaxBootstrap));
   if (!(args.delta > 0 && std::isfinite(args.delta)))
-    errors.push_back(fmt::format("--delta = {:g}: must be a positive number", args.delta));
+    errors.add(fmt::format("--delta = {:g}: must be a positive number", args.delta));
   if (args.threads < 0 || args.threads > kMaxFitThreads)
-    errors.push_back(
-        fmt::format("--threads = {}: must be between 0 (every core) and {}", args.threads, kMaxFitThreads));
-  if (!errors.empty()) throw config_error(std::move(errors));
+    errors.add(fmt::format("--threads = {}: must be between 0 (every core) and {}", args.threads, kMaxFitThreads));
+  errors.throw_if_any();
 
   std::vector<std::pair<std::string, std::string>> renames;
   for (const auto& r : args.renames) {
@@ -131,13 +131,13 @@ int run_fit(const FitArgs& args) {
       laws.push_back(std::move(law));
     } catch (const config_error& e) {
       if (label.empty()) throw;
-      for (const auto& v : e.violations()) errors.push_back(fmt::format("{} {}: {}", args.group_by, shown(label), v));
+      for (const auto& v : e.violations()) errors.add(fmt::format("{} {}: {}", args.group_by, shown(label), v.text()));
     } catch (const infeasible_error& e) {
       if (label.empty()) throw;
       infeasible.push_back(fmt::format("{} {}: {}", args.group_by, shown(label), e.what()));
     }
   }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
   if (!infeasible.empty()) throw infeasible_error(fmt::format("{}", fmt::join(infeasible, "\n")));
 
   const std::string json = laws_to_json(laws);

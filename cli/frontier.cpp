@@ -2,7 +2,6 @@
 // law's compute-optimal allocation and loss per budget, and the
 // compute-equivalent gain of every other law over the first (the reference).
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -14,18 +13,20 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "lists.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "table.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
 
 struct FrontierArgs {
   std::vector<std::string> laws;
-  std::string budgets;
+  std::vector<std::string> budgets;
   double sparsity = 0;
   bool json = false;
 };
@@ -45,25 +46,20 @@ struct Cell {
   std::optional<Interval> interval;
 };
 
-std::vector<double> parse_budgets(const std::string& text, std::vector<std::string>& errors) {
+std::vector<double> parse_budgets(const std::vector<std::string>& given, detail::Violations& errors) {
   std::vector<double> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    word.erase(0, word.find_first_not_of(" \t"));
-    word.erase(word.find_last_not_of(" \t") + 1);
+  const std::vector<std::string> words = list_items(given);
+  if (words.empty()) errors.add("--budget = \"\": must be FLOPs separated by commas (1e20,1e21)");
+  for (const std::string& word : words) {
     double v = 0;
-    const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
-    if (word.empty() || ec != std::errc() || ptr != word.data() + word.size())
-      errors.push_back(fmt::format("--budget = \"{}\": must be FLOPs separated by commas (1e20,1e21)", word));
+    if (!parse_number(std::string_view(word), v))
+      errors.add(fmt::format("--budget = \"{}\": must be FLOPs separated by commas (1e20,1e21)", word));
     else if (!(v > 0 && std::isfinite(v)))
-      errors.push_back(fmt::format("--budget = {:g}: must be a positive number of FLOPs", v));
+      errors.add(fmt::format("--budget = {:g}: must be a positive number of FLOPs", v));
     else
       out.push_back(v);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
   }
+  return out;
 }
 
 std::string size_text(const Law& law, double size) {
@@ -144,10 +140,10 @@ std::string json(const std::vector<Named>& laws, const std::vector<double>& budg
 }
 
 int run_frontier(const FrontierArgs& args) {
-  std::vector<std::string> errors;
+  detail::Violations errors;
   const std::vector<double> budgets = parse_budgets(args.budgets, errors);
   if (!(args.sparsity >= 0 && args.sparsity < 1))
-    errors.push_back(fmt::format("--sparsity = {:g}: must be in [0, 1)", args.sparsity));
+    errors.add(fmt::format("--sparsity = {:g}: must be in [0, 1)", args.sparsity));
   std::vector<Named> laws;
   for (const std::string& file : args.laws) {
     try {
@@ -158,10 +154,10 @@ int run_frontier(const FrontierArgs& args) {
         laws.push_back({std::move(read[i]), std::move(unlabelled), source_name(file)});
       }
     } catch (const config_error& e) {
-      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+      errors.merge(e);
     }
   }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
 
   // Everything is computed, and every error found, before anything is printed.
   std::vector<std::vector<Cell>> cells(budgets.size(), std::vector<Cell>(laws.size()));
@@ -175,12 +171,13 @@ int run_frontier(const FrontierArgs& args) {
         c.interval = compute_gain_interval(laws[i].law, laws.front().law, budgets[b], args.sparsity);
       } catch (const config_error& e) {
         for (const auto& v : e.violations()) {
-          const std::string line = fmt::format("{}: {}", laws[i].file, v);
-          if (std::find(errors.begin(), errors.end(), line) == errors.end()) errors.push_back(line);
+          const Violation line(fmt::format("{}: {}", laws[i].file, v.text()));
+          const auto& seen = errors.list();
+          if (std::find(seen.begin(), seen.end(), line) == seen.end()) errors.add(line);
         }
       }
     }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
   std::cout << (args.json ? json(laws, budgets, cells, args.sparsity) : table(laws, budgets, cells, args.sparsity));
   return kOk;
 }
@@ -196,6 +193,7 @@ Run add_frontier(CLI::App& app) {
                   "law is the reference")
       ->required();
   sub->add_option("--budget", args->budgets, "Training compute budgets in FLOPs, comma-separated (1e20,1e21,1e22)")
+      ->delimiter(',')
       ->required();
   sub->add_option("--sparsity", args->sparsity, "Sparsity S in [0, 1) for smelt-form laws (default 0)");
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");

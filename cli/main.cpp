@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "flag_names.hpp"
 #include "smelt/error.hpp"
 #include "suggest.hpp"
 
@@ -52,18 +53,10 @@ int main(int argc, char** argv) {
   try {
     for (const auto* sub : app.get_subcommands()) return runs.at(sub)();
     return kBadInput;
-  } catch (const smelt::config_error& e) {
-    std::cerr << "smelt-match: error: " << e.what() << '\n';
-    return kBadInput;
-  } catch (const smelt::infeasible_error& e) {
-    std::cerr << "smelt-match: error: " << e.what() << '\n';
-    return kInfeasible;
-  } catch (const smelt::io_error& e) {
-    std::cerr << "smelt-match: error: " << e.what() << '\n';
-    return kIo;
-  } catch (const smelt::cuda_error& e) {
-    std::cerr << "smelt-match: error: " << e.what() << '\n';
-    return kCuda;
+  } catch (const smelt::error& e) {
+    const ExitCode code = exit_code_of(e);
+    std::cerr << (code == kInternal ? "smelt-match: internal error: " : "smelt-match: error: ") << describe(e) << '\n';
+    return code;
   } catch (const std::exception& e) {
     std::cerr << "smelt-match: internal error: " << e.what() << '\n';
     return kInternal;

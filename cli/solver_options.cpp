@@ -1,53 +1,35 @@
 #include "solver_options.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
+#include "lists.hpp"
 #include "smelt/error.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
 
-bool parse_int(std::string_view s, std::int64_t& out) {
-  const auto* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return !s.empty() && ec == std::errc() && ptr == end;
-}
-
-std::optional<KnobRange> parse_range(const char* option, const std::string& text, std::vector<std::string>& errors) {
+std::optional<KnobRange> parse_range(const char* option, const std::string& text, detail::Violations& errors) {
   if (text.empty()) return std::nullopt;
   KnobRange r;
   const auto colon = text.find(':');
-  const bool ok = colon == std::string::npos ? parse_int(text, r.lo) && (r.hi = r.lo, true)
-                                             : parse_int(std::string_view(text).substr(0, colon), r.lo) &&
-                                                   parse_int(std::string_view(text).substr(colon + 1), r.hi);
+  const bool ok = colon == std::string::npos ? parse_number(std::string_view(text), r.lo) && (r.hi = r.lo, true)
+                                             : parse_number(std::string_view(text).substr(0, colon), r.lo) &&
+                                                   parse_number(std::string_view(text).substr(colon + 1), r.hi);
   if (!ok) {
-    errors.push_back(fmt::format("{} = \"{}\": must be a value or a range LO:HI", option, text));
+    errors.add(fmt::format("{} = \"{}\": must be a value or a range LO:HI", option, text));
     return std::nullopt;
   }
   return r;
-}
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
 }
 
 }  // namespace
 
 void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
   if (recipe) {
-    sub->add_option("--span", a.span,
-                    "Looped layers: middle-half (default), full, a fraction (0.25 or 25%), or 1-based \"4-9\"");
-    sub->add_option("--loops", a.loops, "Passes through the span, 1 to 1024 (default 2)");
+    sub->add_option("--span", a.span, "Looped layers: middle-half, full, a fraction (0.25 or 25%), or 1-based \"4-9\"")
+        ->capture_default_str();
+    sub->add_option("--loops", a.loops, "Passes through the span, 1 to 1024")->capture_default_str();
     a.residual_scale_option =
         sub->add_option("--residual-scale", a.residual_scale, "Scale on looped residual updates (default 1/loops)");
     a.depth_option =
@@ -63,25 +45,38 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
                   "KV heads: a value or LO:HI, divisors of the query heads (default: up to the Baseline's)");
   sub->add_option("--heads", a.heads, "Query heads: a value or LO:HI (default: the Baseline's)");
   sub->add_flag("--free-heads", a.free_heads, "Let the query heads move in [heads/2, 2 heads]");
-  sub->add_option("--align-hidden", a.align_hidden, "Hidden sizes are multiples of this, 1 to 2^24 (default 64)");
-  sub->add_option("--align-experts", a.align_experts, "Expert counts are multiples of this, 1 to 2^20 (default 8)");
-  sub->add_option("--align-head-dim", a.align_head_dim, "Head sizes are multiples of this, 1 to 2^24 (default 8)");
-  sub->add_option("--min-head-dim", a.min_head_dim, "Smallest head size, 1 to 2^24 (default 32)");
-  sub->add_option("--align-ffn", a.align_ffn, "FFN widths round to multiples of this, 1 to 2^24 (default 16)");
-  sub->add_option("--ffn", a.ffn, "FFN widths: proportional to H (default) or fixed");
-  sub->add_option("--match", a.match, "Budgets to match, comma-separated: flops,params,kv (default all three)");
+  sub->add_option("--align-hidden", a.align_hidden, "Hidden sizes are multiples of this, 1 to 2^24")
+      ->capture_default_str();
+  sub->add_option("--align-experts", a.align_experts, "Expert counts are multiples of this, 1 to 2^20")
+      ->capture_default_str();
+  sub->add_option("--align-head-dim", a.align_head_dim, "Head sizes are multiples of this, 1 to 2^24")
+      ->capture_default_str();
+  sub->add_option("--min-head-dim", a.min_head_dim, "Smallest head size, 1 to 2^24")->capture_default_str();
+  sub->add_option("--align-ffn", a.align_ffn, "FFN widths round to multiples of this, 1 to 2^24")
+      ->capture_default_str();
+  sub->add_option("--ffn", a.ffn, "FFN widths: proportional to H or fixed")->capture_default_str();
+  sub->add_option("--match", a.match, "Budgets to match, comma-separated: flops,params,kv")
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_flag("--flops-with-head", a.flops_with_head, "Include the LM head in the FLOPs budget");
   sub->add_option("--context", a.context,
-                  "Context length(s) to match at, comma-separated, at most 64 (default: the Baseline's)");
-  sub->add_option("--tolerance", a.tolerance,
-                  "Largest acceptable mismatch in percent, 0 to 1e6 (default 1); above it, exit code 3");
-  sub->add_option("--top", a.top, "Candidates to report: the best and TOP - 1 alternatives (default 5)");
+                  "Context length(s) to match at, comma-separated, at most 64 (default: the Baseline's)")
+      ->delimiter(',');
+  sub->add_option("--tolerance", a.tolerance, "Largest acceptable mismatch in percent, 0 to 1e6; above it, exit code 3")
+      ->capture_default_str();
+  sub->add_option("--top", a.top, "Candidates to report: the best and TOP - 1 alternatives")->capture_default_str();
+}
+
+std::vector<std::string> budget_words(const std::vector<Budget>& budgets) {
+  std::vector<std::string> out;
+  for (const Budget b : budgets) out.emplace_back(to_string(b));
+  return out;
 }
 
 SolverSetup make_setup(const SolverArgs& a) {
-  std::vector<std::string> errors;
+  detail::Violations errors;
   SolverSetup s;
-  s.recipe.span = a.span;
+  errors.collect([&] { s.recipe.span = parse_loop_span(a.span, "--span"); });
   s.recipe.loops = a.loops;
   if (a.residual_scale_option && a.residual_scale_option->count() > 0) s.recipe.residual_scale = a.residual_scale;
   if (a.depth_option && a.depth_option->count() > 0) s.recipe.depth = a.depth;
@@ -99,30 +94,29 @@ SolverSetup make_setup(const SolverArgs& a) {
   try {
     s.space.ffn = parse_ffn_scaling(a.ffn, "--ffn");
   } catch (const config_error& e) {
-    errors.push_back(e.what());
+    errors.merge(e);
   }
   s.options.match.clear();
-  for (const auto& word : split(a.match)) {
+  for (const auto& word : list_items(a.match)) {
     try {
       const Budget b = parse_budget(word, "--match");
       if (std::find(s.options.match.begin(), s.options.match.end(), b) == s.options.match.end())
         s.options.match.push_back(b);
     } catch (const config_error& e) {
-      errors.push_back(e.what());
+      errors.merge(e);
     }
   }
   s.options.flops_with_head = a.flops_with_head;
-  if (!a.context.empty())
-    for (const auto& word : split(a.context)) {
-      std::int64_t t = 0;
-      if (parse_int(word, t))
-        s.options.contexts.push_back(t);
-      else
-        errors.push_back(fmt::format("--context = \"{}\": must be token counts separated by commas", a.context));
-    }
+  for (const auto& word : list_items(a.context)) {
+    std::int64_t t = 0;
+    if (parse_number(std::string_view(word), t))
+      s.options.contexts.push_back(t);
+    else
+      errors.add(fmt::format("--context = \"{}\": must be token counts separated by commas", word));
+  }
   s.options.tolerance_pct = a.tolerance;
   s.options.top = a.top;
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
   return s;
 }
 

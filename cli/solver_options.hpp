@@ -10,22 +10,31 @@
 
 namespace smelt::cli {
 
+// The words of budgets ({flops, kv} -> {"flops", "kv"}).
+std::vector<std::string> budget_words(const std::vector<Budget>& budgets);
+
+// The options as typed; every default is the library's own (LoopRecipe,
+// SearchSpace, MatchOptions), shown by --help.
 struct SolverArgs {
-  std::string span = "middle-half";
-  std::int64_t loops = 2;
+  std::string span = to_string(LoopRecipe{}.span);
+  std::int64_t loops = LoopRecipe{}.loops;
   double residual_scale = 0;  // used when given
   std::int64_t depth = 0;     // used when given
   const CLI::Option* residual_scale_option = nullptr;
   const CLI::Option* depth_option = nullptr;
   std::string hidden, experts, head_dim, kv_heads, heads;  // "V" or "LO:HI"; empty: default domain
-  std::int64_t align_hidden = 64, align_experts = 8, align_head_dim = 8, min_head_dim = 32, align_ffn = 16;
-  bool free_heads = false;
-  std::string ffn = "proportional";
-  std::string match = "flops,params,kv";
-  bool flops_with_head = false;
-  std::string context;  // "4096" or "4096,32768"
-  double tolerance = 1.0;
-  std::int64_t top = 5;
+  std::int64_t align_hidden = SearchSpace{}.align_hidden;
+  std::int64_t align_experts = SearchSpace{}.align_experts;
+  std::int64_t align_head_dim = SearchSpace{}.align_head_dim;
+  std::int64_t min_head_dim = SearchSpace{}.min_head_dim;
+  std::int64_t align_ffn = SearchSpace{}.align_ffn;
+  bool free_heads = SearchSpace{}.free_heads;
+  std::string ffn{to_string(SearchSpace{}.ffn)};
+  std::vector<std::string> match = budget_words(MatchOptions{}.match);
+  bool flops_with_head = MatchOptions{}.flops_with_head;
+  std::vector<std::string> context;  // token counts; empty: the Baseline's
+  double tolerance = MatchOptions{}.tolerance_pct;
+  std::int64_t top = MatchOptions{}.top;
 };
 
 // recipe: whether to offer --span, --loops and --residual-scale (sweep sets its own).

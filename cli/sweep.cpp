@@ -2,7 +2,6 @@
 // counts, and depth-to-width variants), one solve per row, as a table, JSON or
 // CSV. Rows outside the tolerance are marked, not errors.
 #include <algorithm>
-#include <charconv>
 #include <iostream>
 #include <memory>
 
@@ -11,12 +10,14 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "lists.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/sweep.hpp"
 #include "smelt/sweep_report.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -24,41 +25,19 @@ namespace {
 struct SweepArgs {
   std::string baseline;
   SolverArgs solver;
-  std::string spans = "0,0.25,0.5,0.75,1";
-  std::string loops = "2,3,4";
-  std::string depths = "0.5,0.75,1.25,1.5";
+  // The library's defaults, as items; "none" (or "") lists nothing.
+  std::vector<std::string> spans = items_of(SweepOptions{}.spans);
+  std::vector<std::string> loops = items_of(SweepOptions{}.loops);
+  std::vector<std::string> depths = items_of(SweepOptions{}.depths);
   bool json = false;
   bool csv = false;
 };
 
-// The comma-separated words of a list, trimmed; "" and "none" list nothing.
-std::vector<std::string> words(const std::string& text) {
-  std::vector<std::string> out;
-  if (text.find_first_not_of(" \t") == std::string::npos || text == "none") return out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    std::string word = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    word.erase(0, word.find_first_not_of(" \t"));
-    word.erase(word.find_last_not_of(" \t") + 1);
-    out.push_back(std::move(word));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
-template <class T>
-bool parse_number(std::string_view s, T& out) {
-  const auto* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return !s.empty() && ec == std::errc() && ptr == end;
-}
-
 // Fractions "0.25" or percentages "25%" (percent = true), or plain numbers.
-std::vector<double> numbers(const char* option, const std::string& text, bool percent, const char* rule,
-                            std::vector<std::string>& errors) {
+std::vector<double> numbers(const char* option, const std::vector<std::string>& given, bool percent, const char* rule,
+                            detail::Violations& errors) {
   std::vector<double> out;
-  for (const std::string& w : words(text)) {
+  for (const std::string& w : list_items(given)) {
     std::string_view s = w;
     const bool pct = percent && !s.empty() && s.back() == '%';
     if (pct) s.remove_suffix(1);
@@ -66,22 +45,22 @@ std::vector<double> numbers(const char* option, const std::string& text, bool pe
     if (parse_number(s, v))
       out.push_back(pct ? v / 100.0 : v);
     else
-      errors.push_back(fmt::format("{} = \"{}\": must be {} separated by commas", option, w, rule));
+      errors.add(fmt::format("{} = \"{}\": must be {} separated by commas", option, w, rule));
   }
   return out;
 }
 
-SweepOptions parse_lists(const SweepArgs& a, std::vector<std::string>& errors) {
+SweepOptions parse_lists(const SweepArgs& a, detail::Violations& errors) {
   SweepOptions o;
   o.spans = numbers("--spans", a.spans, true, "fractions of the layers (0.25) or percentages (25%)", errors);
   o.depths = numbers("--depths", a.depths, false, "depth multipliers (0.5)", errors);
   o.loops.clear();
-  for (const std::string& w : words(a.loops)) {
+  for (const std::string& w : list_items(a.loops)) {
     std::int64_t n = 0;
     if (parse_number(std::string_view(w), n))
       o.loops.push_back(n);
     else
-      errors.push_back(fmt::format("--loops = \"{}\": must be whole numbers separated by commas", w));
+      errors.add(fmt::format("--loops = \"{}\": must be whole numbers separated by commas", w));
   }
   return o;
 }
@@ -123,8 +102,8 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
 }
 
 int run_sweep(const SweepArgs& args) {
-  std::vector<std::string> errors;
-  if (args.json && args.csv) errors.push_back("--json, --csv: choose one output format");
+  detail::Violations errors;
+  if (args.json && args.csv) errors.add("--json, --csv: choose one output format");
   const SweepOptions options = parse_lists(args, errors);
   SolverSetup setup;
   bool setup_ok = true;
@@ -132,25 +111,24 @@ int run_sweep(const SweepArgs& args) {
     setup = make_setup(args.solver);
   } catch (const config_error& e) {
     setup_ok = false;
-    errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+    errors.merge(e);
   }
   const ModelConfig baseline = read_config(args.baseline);
-  const auto more = sweep_violations(baseline, options);
-  errors.insert(errors.end(), more.begin(), more.end());
+  for (Violation& v : sweep_violations(baseline, options)) errors.add(std::move(v));
   setup.options.top = 1;
   if (!errors.empty() && setup_ok) {
     // The solver options parsed: list what the solver says of them too (the
     // unlooped Baseline's space), so that every error shows at once.
     try {
       LoopRecipe unlooped;
-      unlooped.span = "0.0";
+      unlooped.span = LoopSpan::of_fraction(0);
       unlooped.loops = 1;
       (void)solve(baseline, unlooped, setup.space, setup.options);
     } catch (const config_error& e) {
-      errors.insert(errors.end(), e.violations().begin(), e.violations().end());
+      errors.merge(e);
     }
   }
-  if (!errors.empty()) throw config_error(std::move(errors));
+  errors.throw_if_any();
 
   const std::vector<SweepRow> rows = sweep(baseline, options, setup.space, setup.options);
   std::cout << (args.json  ? sweep_report_json(baseline, rows, setup.options)
@@ -173,12 +151,17 @@ Run add_sweep(CLI::App& app) {
   sub->get_option("--top")->group("");  // each row is the best candidate
   sub->add_option("--spans", args->spans,
                   "Fractions of the layers to loop, centred: 0.25 or 25%, comma-separated; 0 is the unlooped "
-                  "Baseline (default 0,0.25,0.5,0.75,1)");
-  sub->add_option("--loops", args->loops,
-                  "Loop counts (1 to 1024) for each span above 0, comma-separated (default 2,3,4)");
+                  "Baseline")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--loops", args->loops, "Loop counts (1 to 1024) for each span above 0, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_option("--depths", args->depths,
                   "Depth multipliers of the Baseline's layers for unlooped depth-to-width rows, comma-separated; "
-                  "\"\" or none for no depth rows (default 0.5,0.75,1.25,1.5)");
+                  "\"\" or none for no depth rows")
+      ->delimiter(',')
+      ->capture_default_str();
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
   sub->add_flag("--csv", args->csv, "Print CSV (a header line, then one line per row) instead of a table");
   return [args] { return run_sweep(*args); };

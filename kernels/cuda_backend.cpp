@@ -62,13 +62,15 @@ Inputs upload_inputs(const std::vector<float>& input, i64 copies) {
 void check_supported(const LayerPlan& plan) {
   const Dims d = Dims::of(plan.config);
   if (plan.config.attention.type != AttentionType::gqa)
-    throw config_error("--backend cuda: only standard (MHA/GQA/MQA) attention is supported");
+    throw config_error("BenchOptions::backend = \"cuda\": only standard (MHA/GQA/MQA) attention is supported");
   if (!plan.moe_only && (d.kv_heads <= 0 || d.heads % d.kv_heads != 0))
     throw config_error(
-        fmt::format("--backend cuda: num_heads = {} must be a multiple of num_kv_heads = {}", d.heads, d.kv_heads));
+        fmt::format("BenchOptions::backend = \"cuda\": num_heads = {} must be a multiple of num_kv_heads = {}", d.heads,
+                    d.kv_heads));
   if (plan.config.is_moe() && (d.experts > kMaxExperts || d.top_k < 1 || d.top_k > d.experts))
-    throw config_error(fmt::format("--backend cuda: needs 1 <= top_k <= num_experts <= {}, got top_k {}, experts {}",
-                                   kMaxExperts, d.top_k, d.experts));
+    throw config_error(
+        fmt::format("BenchOptions::backend = \"cuda\": needs 1 <= top_k <= num_experts <= {}, got top_k {}, experts {}",
+                    kMaxExperts, d.top_k, d.experts));
 }
 
 // Checked arithmetic, as the CPU reference's bounds (bench_plan.cpp): a sum
@@ -86,7 +88,7 @@ std::size_t bytes_needed(const LayerPlan& plan, const LayerPlan& check, i64 copi
     return static_cast<std::size_t>(bytes) + dense_rate_bytes(kDenseN) + kOverhead;
   } catch (const smelt::detail::overflow&) {
     throw config_error(
-        fmt::format("--tokens = {}: the device memory of one run overflows 64-bit integers", plan.tokens));
+        fmt::format("BenchOptions::tokens = {}: the device memory of one run overflows 64-bit integers", plan.tokens));
   }
 }
 
@@ -129,7 +131,7 @@ std::optional<std::string> CudaBackend::unavailable() const {
 }
 
 BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options) {
-  if (const auto why = unavailable()) throw config_error("--backend cuda: " + *why);
+  if (const auto why = unavailable()) throw config_error("BenchOptions::backend = \"cuda\": " + *why);
   check_supported(plan);
   detail_ = CudaRunDetail{};
   CudaRunDetail detail;
@@ -154,7 +156,7 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
   std::size_t free_bytes = 0, total_bytes = 0;
   SMELT_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (needed > free_bytes)
-    throw config_error(fmt::format("config needs {} bytes of device memory, {} available", needed, free_bytes));
+    throw cuda_error(fmt::format("config needs {} bytes of device memory, {} available", needed, free_bytes));
 
   // Every layer's weights, drawn on several threads: the reference needs all
   // of them, the device the visited ones (the check plan's weights are the same).
@@ -278,7 +280,8 @@ BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options)
     r.gemm_flops.counter = counted.flops;
     r.gemm_flops.counter_note = counted.note;
   } else {
-    r.gemm_flops.counter_note = "counters cannot separate weight GEMMs from attention: see all products, or --moe-only";
+    r.gemm_flops.counter_note =
+        "counters cannot separate weight GEMMs from attention: see all products, or BenchOptions::moe_only";
   }
   r.tflops = r.seconds > 0 ? r.flops.accounted / r.seconds / 1e12 : 0;
   r.dense_tflops = dense.tflops;

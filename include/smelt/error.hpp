@@ -9,23 +9,57 @@
 
 namespace smelt {
 
-// Root of the hierarchy; catch this to handle every smelt failure.
+// Root of the hierarchy; catch this to handle every smelt failure. A plain
+// smelt::error (none of the kinds below) is a bug, never the input's fault.
 class error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
+// One broken rule: the field it is about, the value found and the rule. Fields
+// are named as the library spells them: a config's JSON path
+// ("attention.num_kv_heads") or an option's struct and member
+// ("SearchSpace::align_hidden"), never a command-line flag. A message about no
+// single field (malformed JSON at line:column, a file with no rows) has only a
+// rule.
+struct Violation {
+  std::string field;
+  std::string value;  // as shown in the message ("0", "\"4..9\""); may be empty
+  std::string rule;
+
+  Violation(std::string message) : rule(std::move(message)) {}  // NOLINT: a plain message converts
+  Violation(const char* message) : rule(message) {}             // NOLINT: as does a literal
+  Violation(std::string field_, std::string value_, std::string rule_)
+      : field(std::move(field_)), value(std::move(value_)), rule(std::move(rule_)) {}
+
+  // "field = value: rule", "field: rule" without a value, "rule" without a field.
+  std::string text() const;
+
+  // Written out: kernels' device code includes this header as C++17.
+  friend bool operator==(const Violation& a, const Violation& b) {
+    return a.field == b.field && a.value == b.value && a.rule == b.rule;
+  }
+};
+
 // A configuration (or option) that breaks a rule. Holds every violation found,
-// not just the first; what() joins them one per line.
+// not just the first; what() joins their texts one per line.
 class config_error : public error {
  public:
-  explicit config_error(std::vector<std::string> violations);
-  explicit config_error(const std::string& violation) : config_error(std::vector<std::string>{violation}) {}
+  explicit config_error(std::vector<Violation> violations);
+  explicit config_error(Violation violation) : config_error(std::vector<Violation>{std::move(violation)}) {}
 
-  const std::vector<std::string>& violations() const noexcept { return violations_; }
+  const std::vector<Violation>& violations() const noexcept { return violations_; }
+  std::vector<std::string> lines() const;  // each violation's text()
 
  private:
-  std::vector<std::string> violations_;
+  std::vector<Violation> violations_;
+};
+
+// A number too large to compute exactly in 64-bit integers (a product of
+// sizes, FLOPs x tokens): the input's fault, so a kind of config_error.
+class overflow_error : public config_error {
+ public:
+  using config_error::config_error;
 };
 
 // A file that cannot be read, parsed or written.
@@ -34,14 +68,15 @@ class io_error : public error {
   using error::error;
 };
 
-// A request with no answer in the space searched (the solver), or runs no
-// finite scaling law describes (fit_law).
+// A request with no answer: a fit that converges from no start, runs no finite
+// scaling law describes.
 class infeasible_error : public error {
  public:
   using error::error;
 };
 
-// A CUDA or cuBLAS failure (used by the kernels backend).
+// A CUDA or cuBLAS failure, or a device that cannot run the request (too little
+// memory): the machine's limit, not the input's fault. Used by the kernels backend.
 class cuda_error : public error {
  public:
   using error::error;

@@ -1,31 +1,62 @@
 // The SMELT loop recipe: which layers loop, how many times, and the scale on
-// looped residual updates. Spans are spoken as in the paper: "middle-half"
+// looped residual updates. Spans are spoken as in the paper: the middle half
 // (the default: m = floor(L/2) layers, floor((L - m)/2) of them before the
-// span, so L = 12 loops 4-9 and L = 30 loops 8-22), "full", a fraction of the
-// layers such as "0.25" or "25%" (placed in the middle the same way), or
-// explicit 1-based inclusive layers "4-9".
+// span, so L = 12 loops 4-9 and L = 30 loops 8-22), the full depth, a fraction
+// of the layers (placed in the middle the same way), or explicit 1-based
+// inclusive layers.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "smelt/config.hpp"
 
 namespace smelt {
 
+// Which layers a recipe loops, resolved against a depth by resolve_loop.
+struct LoopSpan {
+  enum class Kind { middle_half, full, fraction, layers };
+
+  Kind kind = Kind::middle_half;
+  double fraction = 0;     // Kind::fraction: of the layers, in [0, 1]; 0 loops nothing
+  std::int64_t first = 0;  // Kind::layers: 1-based, inclusive
+  std::int64_t last = 0;
+
+  static LoopSpan middle_half() { return {}; }
+  static LoopSpan full() { return {Kind::full, 0, 0, 0}; }
+  static LoopSpan of_fraction(double f) { return {Kind::fraction, f, 0, 0}; }
+  static LoopSpan layers(std::int64_t first_layer, std::int64_t last_layer) {
+    return {Kind::layers, 0, first_layer, last_layer};
+  }
+
+  friend bool operator==(const LoopSpan&, const LoopSpan&) = default;
+};
+
+// The span's words, one parser for every reader: "middle-half", "full", a
+// fraction "0.25" or percentage "25%" (a fraction has a decimal point: a bare
+// integer is a layer, except "0", the fraction 0), or layers "4-9" (a single
+// layer "7"). Throws config_error naming `field`, the text and the rule; a
+// fraction outside [0, 1] is refused here.
+LoopSpan parse_loop_span(std::string_view text, std::string_view field);
+
+// The words parse_loop_span reads back to the same span ("middle-half", "0.25", "4-9").
+std::string to_string(const LoopSpan& span);
+
 struct LoopRecipe {
   static constexpr std::int64_t max_loops = 1024;  // as a config's loop.count
 
-  std::string span = "middle-half";
+  LoopSpan span;
   std::int64_t loops = 2;                // passes through the span, in [1, max_loops]
   std::optional<double> residual_scale;  // default 1 / loops
   std::optional<std::int64_t> depth;     // the derived model's layer count; default the Baseline's
 };
 
 // The loop a recipe gives a model of `num_layers` layers. A span of zero
-// layers or loops = 1 gives no loop. Throws config_error naming --span,
-// --loops or --residual-scale; every range is checked before it is used.
+// layers or loops = 1 gives no loop. Throws config_error naming
+// LoopRecipe::span, loops or residual_scale; every range is checked before it
+// is used.
 LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers);
 
 }  // namespace smelt

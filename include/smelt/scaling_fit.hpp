@@ -53,9 +53,9 @@ struct Law {
   double predict(const Run& run) const;  // loss
 };
 
-// Fits one law to the runs (all of them: group first with --group-by).
-// Throws config_error for out-of-range options, too few runs (fewer than the
-// parameter count + 1) and when no start converged; infeasible_error when the
+// Fits one law to the runs (all of them: group them by label first).
+// Throws config_error for out-of-range options and too few runs (fewer than the
+// parameter count + 1); infeasible_error when no start converged, or when the
 // best fit, or a bootstrap refit, has a parameter that is not a finite double
 // (the data pull it to infinity: no law of this form describes them).
 Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& options = {});

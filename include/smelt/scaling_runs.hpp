@@ -21,7 +21,7 @@ struct Run {
   double s = 0;       // sparsity in [0, 1)
   double d = 0;       // tokens
   double loss = 0;    // final loss (natural log scale as reported)
-  std::string label;  // architecture, for --group-by
+  std::string label;  // architecture, to group runs by
 };
 
 // Reads CSV or JSON (an array of objects) with named columns: N or F (with S),

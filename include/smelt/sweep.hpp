@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "smelt/config.hpp"
+#include "smelt/error.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/solve.hpp"
 
@@ -49,9 +50,10 @@ struct SweepRow {
   double depth_to_width = 0;  // executed layers / hidden size
 };
 
-// Every violation of `options` for this Baseline, each naming --spans, --loops
-// or --depths, the value and the rule; empty when the options are valid.
-std::vector<std::string> sweep_violations(const ModelConfig& baseline, const SweepOptions& options);
+// Every violation of `options` for this Baseline, each naming
+// SweepOptions::spans, loops or depths, the value and the rule; empty when the
+// options are valid.
+std::vector<Violation> sweep_violations(const ModelConfig& baseline, const SweepOptions& options);
 
 // The rows in order: for each span (duplicates dropped) the baseline row (span
 // 0) or one loop row per loop count, then one depth row per multiplier.

@@ -56,8 +56,10 @@ Registry& registry() {
 std::shared_ptr<BenchBackend> choose(BenchBackendKind kind) {
   std::shared_ptr<BenchBackend> cuda = registry().find("cuda");
   if (kind == BenchBackendKind::cuda) {
-    if (!cuda) throw config_error("--backend = \"cuda\": unavailable: no CUDA backend in this build");
-    if (auto why = cuda->unavailable()) throw config_error(fmt::format("--backend = \"cuda\": unavailable: {}", *why));
+    if (!cuda)
+      throw config_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: no CUDA backend in this build"));
+    if (auto why = cuda->unavailable())
+      throw config_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: " + *why));
     return cuda;
   }
   if (kind == BenchBackendKind::automatic && cuda && !cuda->unavailable()) return cuda;
@@ -68,10 +70,10 @@ std::shared_ptr<BenchBackend> choose(BenchBackendKind kind) {
 void check_cpu_time(const LayerPlan& plan, const BenchOptions& o) {
   const double estimate = plan.analytic_flops / kCpuFlopsPerSecond;
   if (estimate <= kCpuSecondsBound || o.force) return;
-  throw config_error(fmt::format(
-      "estimated CPU time {:.0f} s exceeds {:.0f} s ({:.1f} GFLOP at about {:.0f} GFLOP/s): use fewer --tokens or "
-      "--force",
-      estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9));
+  throw config_error(
+      fmt::format("estimated CPU time {:.0f} s exceeds {:.0f} s ({:.1f} GFLOP at about {:.0f} GFLOP/s): use fewer "
+                  "BenchOptions::tokens or BenchOptions::force",
+                  estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9));
 }
 
 constexpr double kGiB = double(1 << 30);
@@ -82,7 +84,7 @@ double cpu_weight_bytes(const LayerPlan& plan) {
 }
 
 // Weights and the activations of the plan (LayerPlan::activation_bytes)
-// together must fit the bound unless --force.
+// together must fit the bound unless BenchOptions::force.
 void check_cpu_memory(const LayerPlan& plan, const BenchOptions& o) {
   if (o.force) return;
   const double weights = cpu_weight_bytes(plan);
@@ -90,13 +92,14 @@ void check_cpu_memory(const LayerPlan& plan, const BenchOptions& o) {
   if (weights > kCpuBytesBound)
     throw config_error(fmt::format(
         "the CPU reference needs about {:.1f} GiB for the weights of {:.3g} parameters (float32 and float64); more "
-        "than {:.0f} GiB: use a smaller config or --force",
+        "than {:.0f} GiB: use a smaller config or BenchOptions::force",
         weights / kGiB, weights / (sizeof(float) + sizeof(double)), kCpuBytesBound / kGiB));
   if (weights + activations > kCpuBytesBound)
-    throw config_error(fmt::format(
-        "the CPU reference needs up to about {:.1f} GiB for the activations of --tokens = {} (and {:.1f} GiB for the "
-        "weights); more than {:.0f} GiB: use fewer --tokens or --force",
-        activations / kGiB, plan.tokens, weights / kGiB, kCpuBytesBound / kGiB));
+    throw config_error(
+        fmt::format("the CPU reference needs up to about {:.1f} GiB for the activations of BenchOptions::tokens = {} "
+                    "(and {:.1f} GiB for the "
+                    "weights); more than {:.0f} GiB: use fewer BenchOptions::tokens or BenchOptions::force",
+                    activations / kGiB, plan.tokens, weights / kGiB, kCpuBytesBound / kGiB));
 }
 
 }  // namespace
@@ -133,16 +136,18 @@ BenchResult run_bench(const ModelConfig& config, const BenchOptions& options) {
     check_cpu_memory(plan, o);
     check_cpu_time(plan, o);
   }
-  // Past the bounds (--force, or a backend's own estimate short of the truth)
+  // Past the bounds (BenchOptions::force, or a backend's own estimate short of the truth)
   // an allocation can still fail: say so as the input's fault, not a crash.
   try {
     return backend->run(plan, o);
   } catch (const std::bad_alloc&) {
-    throw config_error(fmt::format(
-        "out of memory: the {} backend could not allocate what {} needs at --tokens = {} (on the CPU reference "
-        "about {:.1f} GiB of weights and up to {:.1f} GiB of activations): use fewer --tokens or a smaller config",
-        backend->name(), config.name, plan.tokens, cpu_weight_bytes(plan) / kGiB,
-        static_cast<double>(plan.activation_bytes) / kGiB));
+    throw config_error(
+        fmt::format("out of memory: the {} backend could not allocate what {} needs at BenchOptions::tokens = {} (on "
+                    "the CPU reference "
+                    "about {:.1f} GiB of weights and up to {:.1f} GiB of activations): use fewer BenchOptions::tokens "
+                    "or a smaller config",
+                    backend->name(), config.name, plan.tokens, cpu_weight_bytes(plan) / kGiB,
+                    static_cast<double>(plan.activation_bytes) / kGiB));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
 #include "util/checked.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -28,31 +29,30 @@ using detail::mul;
 constexpr i64 kMaxRuns = 1000;
 constexpr i64 kMaxVisits = i64{1} << 20;
 
-std::vector<std::string> option_errors(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 context) {
-  std::vector<std::string> errors;
-  if (o.tokens < 0) errors.push_back(fmt::format("--tokens = {}: must be positive", o.tokens));
+void check_options(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 context) {
+  detail::Violations errors;
+  if (o.tokens < 0) errors.add("BenchOptions::tokens", fmt::format("{}", o.tokens), "must be positive");
   if (o.context < 0)
-    errors.push_back(fmt::format("--context = {}: must be positive", o.context));
+    errors.add("BenchOptions::context", fmt::format("{}", o.context), "must be positive");
   else if (o.context > c.context_length)
-    errors.push_back(
-        fmt::format("--context = {}: must be at most the config's context_length = {}", o.context, c.context_length));
+    errors.add("BenchOptions::context", fmt::format("{}", o.context),
+               fmt::format("must be at most the config's context_length = {}", c.context_length));
   // A defaulted context divides the tokens unless the tokens exceed the config's context.
   if (errors.empty() && tokens % context != 0)
-    errors.push_back(fmt::format("--tokens = {}: must be a multiple of --context = {}", tokens, context));
+    errors.add("BenchOptions::tokens", fmt::format("{}", tokens),
+               fmt::format("must be a multiple of BenchOptions::context = {}", context));
   // The float32 runs scale looped updates by it: it must be a float.
   if (c.loop.residual_scale > std::numeric_limits<float>::max())
-    errors.push_back(fmt::format("loop.residual_scale = {}: the benchmark runs in float32, so it must be at most {}",
-                                 c.loop.residual_scale, std::numeric_limits<float>::max()));
-  if (o.warmup < 0) errors.push_back(fmt::format("--warmup = {}: must be at least 0", o.warmup));
-  if (o.warmup > kMaxRuns) errors.push_back(fmt::format("--warmup = {}: must be at most {}", o.warmup, kMaxRuns));
-  if (o.repetitions < 1) errors.push_back(fmt::format("--repetitions = {}: must be positive", o.repetitions));
-  if (o.repetitions > kMaxRuns)
-    errors.push_back(fmt::format("--repetitions = {}: must be at most {}", o.repetitions, kMaxRuns));
+    errors.add(
+        "loop.residual_scale", fmt::format("{}", c.loop.residual_scale),
+        fmt::format("the benchmark runs in float32, so it must be at most {}", std::numeric_limits<float>::max()));
+  errors.range("BenchOptions::warmup", o.warmup, 0, kMaxRuns);
+  errors.range("BenchOptions::repetitions", o.repetitions, 1, kMaxRuns);
   // Every visit runs for real and is listed in the plan: bound them before listing.
   if (const i64 visits = schedule(c).executed_layers(); visits > kMaxVisits)
-    errors.push_back(fmt::format("the config executes {} layers per token: the benchmark runs at most {} block visits",
-                                 visits, kMaxVisits));
-  return errors;
+    errors.add(fmt::format("the config executes {} layers per token: the benchmark runs at most {} block visits",
+                           visits, kMaxVisits));
+  errors.throw_if_any();
 }
 
 // Exact integers throughout: a double sum of per-visit doubles could round,
@@ -146,8 +146,7 @@ LayerPlan make_layer_plan(const ModelConfig& config, const BenchOptions& options
                           ? options.context
                           : std::min(config.context_length, requested > 0 ? requested : config.context_length);
   const i64 tokens = requested > 0 ? requested : context;
-  if (auto errors = option_errors(config, options, tokens, context); !errors.empty())
-    throw config_error(std::move(errors));
+  check_options(config, options, tokens, context);
 
   LayerPlan plan;
   plan.config = config;
@@ -160,7 +159,8 @@ LayerPlan make_layer_plan(const ModelConfig& config, const BenchOptions& options
     add_analytic(plan);
     add_activation_bytes(plan);
   } catch (const detail::overflow& e) {
-    throw config_error(fmt::format("--tokens = {}: {} of one run overflow 64-bit integers", tokens, e.what()));
+    throw overflow_error(Violation("BenchOptions::tokens", fmt::format("{}", tokens),
+                                   fmt::format("{} of one run overflow 64-bit integers", e.quantity())));
   }
   return plan;
 }

@@ -44,8 +44,8 @@ void parse_span(std::string_view text, std::string_view field, LoopConfig& loop)
                       ? parse_int(text, first) && (last = first, true)
                       : parse_int(text.substr(0, dash), first) && parse_int(text.substr(dash + 1), last);
   if (!ok)
-    throw config_error(fmt::format("{} = \"{}\": must be a 1-based inclusive layer span such as \"4-9\"", field,
-                                   detail::excerpt(text)));
+    throw config_error(Violation(std::string(field), fmt::format("\"{}\"", detail::excerpt(text)),
+                                 "must be a 1-based inclusive layer span such as \"4-9\""));
   loop.first = first;
   loop.last = last;
 }

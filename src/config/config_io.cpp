@@ -5,6 +5,7 @@
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "util/json_reader.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 
@@ -41,9 +42,7 @@ ModelConfig read_config(const std::filesystem::path& path) {
     text = read_text_file(path);
     return parse_config(text, source);
   } catch (const config_error& e) {
-    std::vector<std::string> lines{where + ":"};
-    for (const auto& v : e.violations()) lines.push_back("  " + v);
-    throw config_error(std::move(lines));
+    detail::throw_within(where, e.violations());
   } catch (const io_error& e) {
     throw io_error(fmt::format("{}: {}", where, e.what()));
   }

@@ -47,7 +47,7 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
   const auto* v = o.raw(key);
   if (!v) return std::nullopt;
   if (!v->is_array()) {
-    o.violation(fmt::format("{} = {}: must be a list of integers", o.field(key), detail::json_excerpt(*v)));
+    o.violation(key, detail::json_excerpt(*v), "must be a list of integers");
     return std::nullopt;
   }
   std::vector<i64> out;
@@ -55,7 +55,7 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
     if ((*v)[i].is_number_integer())
       out.push_back((*v)[i].get<i64>());
     else
-      o.violation(fmt::format("{}[{}] = {}: must be an integer", o.field(key), i, detail::json_excerpt((*v)[i])));
+      o.violation(fmt::format("{}[{}]", key, i), detail::json_excerpt((*v)[i]), "must be an integer");
   }
   return out;
 }
@@ -147,7 +147,7 @@ void read_qwen_moe(JsonObject& o, ModelConfig& c) {
   const auto dense_only = integer_list(o, "mlp_only_layers").value_or(std::vector<i64>{});
   check_layer_indices(o, "mlp_only_layers", dense_only, c);
   if (step < 1) {
-    o.violation(fmt::format("{} = {}: must be positive", o.field("decoder_sparse_step"), step));
+    o.violation("decoder_sparse_step", fmt::format("{}", step), "must be positive");
     return;
   }
   c.moe.every = step;
@@ -264,7 +264,7 @@ Kinds read_deepseek(JsonObject& o, ModelConfig& c, bool v3) {
   m.shared_width = m.num_shared_experts > 0 ? m.expert_width : 0;
   m.first_dense = o.integer("first_k_dense_replace", 0);
   m.every = o.integer("moe_layer_freq", 1);
-  if (m.every < 1) o.violation(fmt::format("{} = {}: must be positive", o.field("moe_layer_freq"), m.every));
+  if (m.every < 1) o.violation("moe_layer_freq", fmt::format("{}", m.every), "must be positive");
   const std::string scoring = o.string("scoring_func", v3 ? "sigmoid" : "softmax");
   if (scoring == "sigmoid")
     m.router_score = RouterScore::sigmoid;
@@ -339,7 +339,7 @@ Kinds read_llama4_text(JsonObject& o, ModelConfig& c) {
   m.router_score = RouterScore::sigmoid;
   const i64 step = o.integer("interleave_moe_layer_step", 1);
   if (step < 1) {
-    o.violation(fmt::format("{} = {}: must be positive", o.field("interleave_moe_layer_step"), step));
+    o.violation("interleave_moe_layer_step", fmt::format("{}", step), "must be positive");
   } else {
     m.every = step;
     m.phase = step - 1;
@@ -366,7 +366,7 @@ Kinds read_llama4_text(JsonObject& o, ModelConfig& c) {
   Kinds kinds;
   for (std::size_t i = 0; i < rope.size(); ++i) {
     if (rope[i] != 0 && rope[i] != 1)
-      o.violation(fmt::format("{}[{}] = {}: must be 0 or 1", o.field("no_rope_layers"), i, rope[i]));
+      o.violation(fmt::format("no_rope_layers[{}]", i), fmt::format("{}", rope[i]), "must be 0 or 1");
     kinds.push_back(rope[i] == 1 && chunking ? LayerAttention::chunked : LayerAttention::full);
   }
   return kinds;
@@ -465,7 +465,7 @@ std::vector<std::string> hf_model_types() {
 }
 
 ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   JsonObject root(json, "", violations);
   const std::string type = root.string("model_type");
   if (!violations.empty()) throw config_error(std::move(violations));

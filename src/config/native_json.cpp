@@ -23,7 +23,7 @@ auto parse_word(detail::JsonObject& o, std::string_view key, std::string fallbac
   try {
     return parse(word, o.field(key));
   } catch (const config_error& e) {
-    o.violation(e.what());
+    for (const auto& v : e.violations()) o.violation(v);
     return decltype(parse(word, ""))();
   }
 }
@@ -49,16 +49,15 @@ void read_attention(detail::JsonObject a, ModelConfig& c) {
   if (const auto* p = a.raw("pattern")) {
     at.pattern.clear();
     if (!p->is_array())
-      a.violation(fmt::format("{} = {}: must be an array of \"full\", \"sliding\" or \"chunked\"", a.field("pattern"),
-                              detail::json_excerpt(*p)));
+      a.violation("pattern", detail::json_excerpt(*p), "must be an array of \"full\", \"sliding\" or \"chunked\"");
     for (std::size_t i = 0; p->is_array() && i < p->size(); ++i) {
       const std::string field = fmt::format("{}[{}]", a.field("pattern"), i);
       try {
         if (!(*p)[i].is_string())
-          throw config_error(fmt::format("{} = {}: must be a string", field, detail::json_excerpt((*p)[i])));
+          throw config_error(Violation(field, detail::json_excerpt((*p)[i]), "must be a string"));
         at.pattern.push_back(parse_layer_attention((*p)[i].get<std::string>(), field));
       } catch (const config_error& e) {
-        a.violation(e.what());
+        for (const auto& v : e.violations()) a.violation(v);
       }
     }
   }
@@ -83,10 +82,9 @@ void read_moe(detail::JsonObject m, ModelConfig& c) {
         if ((*layers)[i].is_number_integer())
           moe.layers.push_back((*layers)[i].get<std::int64_t>());
         else
-          m.violation(
-              fmt::format("{}[{}] = {}: must be an integer", m.field("layers"), i, detail::json_excerpt((*layers)[i])));
+          m.violation(fmt::format("layers[{}]", i), detail::json_excerpt((*layers)[i]), "must be an integer");
       }
-      if (layers->empty()) m.violation(fmt::format("{} = []: must list at least one layer", m.field("layers")));
+      if (layers->empty()) m.violation("layers", "[]", "must list at least one layer");
     } else if (layers->is_object()) {
       detail::JsonObject rule(*layers, m.field("layers"), m.violations());
       moe.first_dense = rule.integer("first_dense", 0);
@@ -94,8 +92,8 @@ void read_moe(detail::JsonObject m, ModelConfig& c) {
       moe.phase = rule.integer("phase", 0);
       rule.reject_unknown_keys();
     } else {
-      m.violation(fmt::format("{} = {}: must be a list of 1-based layers or {{\"first_dense\", \"every\", \"phase\"}}",
-                              m.field("layers"), detail::json_excerpt(*layers)));
+      m.violation("layers", detail::json_excerpt(*layers),
+                  "must be a list of 1-based layers or {\"first_dense\", \"every\", \"phase\"}");
     }
   }
   m.reject_unknown_keys();
@@ -107,7 +105,7 @@ void read_loop(detail::JsonObject l, ModelConfig& c) {
     try {
       parse_span(span, l.field("span"), c.loop);
     } catch (const config_error& e) {
-      l.violation(e.what());
+      for (const auto& v : e.violations()) l.violation(v);
     }
   }
   c.loop.count = l.integer("count", 2);
@@ -115,27 +113,24 @@ void read_loop(detail::JsonObject l, ModelConfig& c) {
   l.reject_unknown_keys();
 }
 
-// The field a message is about: the text before " = " or ":".
-std::string_view subject(std::string_view message) {
-  return message.substr(0, std::min(message.find(" = "), message.find(':')));
-}
-
-// True when a problem reported on `reported` explains one on `field`: the same
-// field, or a field inside the reported object.
+// True when a problem reported on field `reported` explains one on `field`:
+// the same field, or a field inside the reported object. A message about no
+// field explains none.
 bool covers(std::string_view reported, std::string_view field) {
+  if (reported.empty()) return false;
   return field == reported || (field.size() > reported.size() && field.substr(0, reported.size()) == reported &&
                                field[reported.size()] == '.');
 }
 
 // Reading found problems; the rules may find more in the fields that did read
 // well. Report both, skipping rule violations on fields already reported.
-std::vector<std::string> merge_rule_violations(const ModelConfig& c, std::vector<std::string> violations) {
+std::vector<Violation> merge_rule_violations(const ModelConfig& c, std::vector<Violation> violations) {
   try {
     detail::validate_fields(c);
   } catch (const config_error& e) {
     for (const auto& rule : e.violations()) {
       const bool seen = std::any_of(violations.begin(), violations.end(),
-                                    [&](const std::string& v) { return covers(subject(v), subject(rule)); });
+                                    [&](const Violation& v) { return covers(v.field, rule.field); });
       if (!seen) violations.push_back(rule);
     }
   }
@@ -146,13 +141,14 @@ std::vector<std::string> merge_rule_violations(const ModelConfig& c, std::vector
 
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   ModelConfig c;
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
   detail::JsonObject root(json, "", violations);
   const std::int64_t version = root.integer("schema_version");
   if (violations.empty() && version != kSchemaVersion)  // other versions mean other fields: stop here
-    throw config_error(fmt::format("schema_version = {}: must be {}", version, kSchemaVersion));
+    throw config_error(
+        Violation("schema_version", fmt::format("{}", version), fmt::format("must be {}", kSchemaVersion)));
   c.name = root.string("name", "");
   c.vocab_size = root.integer("vocab_size");
   c.tie_embeddings = root.boolean("tie_embeddings", false);

@@ -10,6 +10,7 @@
 #include "smelt/error.hpp"
 #include "util/bounds.hpp"
 #include "util/checked.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -23,26 +24,7 @@ using detail::kMaxLayers;
 using detail::kMaxLoops;
 using detail::kMaxWidth;
 
-class Violations {
- public:
-  void add(std::string message) { list_.push_back(std::move(message)); }
-
-  // value must lie in [lo, hi].
-  void range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
-    if (value < lo && lo == 1)
-      add(fmt::format("{} = {}: must be positive", field, value));
-    else if (value < lo)
-      add(fmt::format("{} = {}: must be at least {}", field, value, lo));
-    else if (value > hi)
-      add(fmt::format("{} = {}: must be at most {}", field, value, hi));
-  }
-
-  bool empty() const { return list_.empty(); }
-  std::vector<std::string>& list() { return list_; }
-
- private:
-  std::vector<std::string> list_;
-};
+using detail::Violations;
 
 void check_attention(const ModelConfig& c, Violations& v) {
   const auto& a = c.attention;
@@ -51,8 +33,8 @@ void check_attention(const ModelConfig& c, Violations& v) {
     v.range("attention.num_kv_heads", a.num_kv_heads, 1, kMaxWidth);
     v.range("attention.head_dim", a.head_dim, 1, kMaxWidth);
     if (a.num_heads > 0 && a.num_kv_heads > 0 && a.num_heads % a.num_kv_heads != 0)
-      v.add(fmt::format("attention.num_kv_heads = {}: must divide attention.num_heads = {}", a.num_kv_heads,
-                        a.num_heads));
+      v.add("attention.num_kv_heads", fmt::format("{}", a.num_kv_heads),
+            fmt::format("must divide attention.num_heads = {}", a.num_heads));
   } else {
     const auto& m = a.mla;
     v.range("attention.q_lora_rank", m.q_lora_rank, 0, kMaxWidth);
@@ -62,15 +44,15 @@ void check_attention(const ModelConfig& c, Violations& v) {
     v.range("attention.v_head_dim", m.v_head_dim, 1, kMaxWidth);
     // MLA's projections carry no biases and its norms sit on the latents (counted), so these
     // switches would be silently ignored: refuse them instead.
-    if (a.qkv_bias) v.add("attention.qkv_bias = true: not supported with attention.type = \"mla\"");
+    if (a.qkv_bias) v.add("attention.qkv_bias", "true", "not supported with attention.type = \"mla\"");
     if (a.qk_norm != QkNorm::none)
-      v.add(fmt::format("attention.qk_norm = \"{}\": must be \"none\" with attention.type = \"mla\"",
-                        to_string(a.qk_norm)));
+      v.add("attention.qk_norm", fmt::format("\"{}\"", to_string(a.qk_norm)),
+            "must be \"none\" with attention.type = \"mla\"");
     if (m.qk_nope_head_dim + m.qk_rope_head_dim <= 0 && m.qk_nope_head_dim >= 0 && m.qk_rope_head_dim >= 0)
-      v.add("attention.qk_nope_head_dim + attention.qk_rope_head_dim = 0: must be positive");
+      v.add("attention.qk_nope_head_dim + attention.qk_rope_head_dim", "0", "must be positive");
   }
   if (a.pattern.empty())
-    v.add("attention.pattern = []: must list at least one layer kind");
+    v.add("attention.pattern", "[]", "must list at least one layer kind");
   else if (static_cast<std::int64_t>(a.pattern.size()) > c.num_layers && c.num_layers > 0)
     v.add(fmt::format("attention.pattern has {} entries: must have at most num_layers = {}", a.pattern.size(),
                       c.num_layers));
@@ -80,11 +62,11 @@ void check_attention(const ModelConfig& c, Violations& v) {
   if (uses(LayerAttention::sliding))
     v.range("attention.window", a.window, 1, kMaxContext);
   else if (a.window != 0)
-    v.add(fmt::format("attention.window = {}: must be 0 when attention.pattern has no \"sliding\" layer", a.window));
+    v.add("attention.window", fmt::format("{}", a.window), "must be 0 when attention.pattern has no \"sliding\" layer");
   if (uses(LayerAttention::chunked))
     v.range("attention.chunk", a.chunk, 1, kMaxContext);
   else if (a.chunk != 0)
-    v.add(fmt::format("attention.chunk = {}: must be 0 when attention.pattern has no \"chunked\" layer", a.chunk));
+    v.add("attention.chunk", fmt::format("{}", a.chunk), "must be 0 when attention.pattern has no \"chunked\" layer");
 }
 
 void check_moe(const ModelConfig& c, Violations& v) {
@@ -92,22 +74,23 @@ void check_moe(const ModelConfig& c, Violations& v) {
   v.range("moe.num_experts", m.num_experts, 1, kMaxExperts);
   v.range("moe.top_k", m.top_k, 1, kMaxExperts);
   if (m.num_experts > 0 && m.top_k > m.num_experts)
-    v.add(fmt::format("moe.top_k = {}: must be at most moe.num_experts = {}", m.top_k, m.num_experts));
+    v.add("moe.top_k", fmt::format("{}", m.top_k), fmt::format("must be at most moe.num_experts = {}", m.num_experts));
   v.range("moe.expert_width", m.expert_width, 1, kMaxWidth);
   v.range("moe.num_shared_experts", m.num_shared_experts, 0, kMaxExperts);
   if (m.num_shared_experts > 0)
     v.range("moe.shared_width", m.shared_width, 1, kMaxWidth);
   else if (m.shared_width != 0 || m.shared_gate)
-    v.add(fmt::format("moe.shared_width = {}, moe.shared_gate = {}: must be 0 and false without shared experts",
-                      m.shared_width, m.shared_gate));
+    v.add("moe.shared_width", fmt::format("{}, moe.shared_gate = {}", m.shared_width, m.shared_gate),
+          "must be 0 and false without shared experts");
   if (!m.layers.empty()) {
     std::set<std::int64_t> seen;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
       const auto layer = m.layers[i];
       if (layer < 1 || layer > c.num_layers)
-        v.add(fmt::format("moe.layers[{}] = {}: must be a 1-based layer in 1..{}", i, layer, c.num_layers));
+        v.add(fmt::format("moe.layers[{}]", i), fmt::format("{}", layer),
+              fmt::format("must be a 1-based layer in 1..{}", c.num_layers));
       else if (!seen.insert(layer).second)
-        v.add(fmt::format("moe.layers[{}] = {}: listed twice", i, layer));
+        v.add(fmt::format("moe.layers[{}]", i), fmt::format("{}", layer), "listed twice");
     }
   } else {
     v.range("moe.layers.first_dense", m.first_dense, 0, std::max<std::int64_t>(c.num_layers - 1, 0));
@@ -120,11 +103,11 @@ void check_loop(const ModelConfig& c, Violations& v) {
   const auto& l = c.loop;
   v.range("loop.count", l.count, 1, kMaxLoops);
   if (!(std::isfinite(l.residual_scale) && l.residual_scale > 0))
-    v.add(fmt::format("loop.residual_scale = {}: must be a positive finite number", l.residual_scale));
+    v.add("loop.residual_scale", fmt::format("{}", l.residual_scale), "must be a positive finite number");
   if (l.first == 0 && l.last == 0 && l.count == 1) return;  // no loop
   if (l.first < 1 || l.last > c.num_layers || l.first > l.last)
-    v.add(fmt::format("loop.span = \"{}\": must satisfy 1 <= first <= last <= num_layers = {}", format_span(l),
-                      c.num_layers));
+    v.add("loop.span", fmt::format("\"{}\"", format_span(l)),
+          fmt::format("must satisfy 1 <= first <= last <= num_layers = {}", c.num_layers));
 }
 
 void check_dense_width(const ModelConfig& c, Violations& v) {
@@ -132,7 +115,7 @@ void check_dense_width(const ModelConfig& c, Violations& v) {
   for (std::int64_t i = 0; i < c.num_layers && !any_dense; ++i) any_dense = !c.is_moe_layer(i);
   if (any_dense || c.ffn.dense_width != 0) {
     if (any_dense && c.ffn.dense_width <= 0)
-      v.add(fmt::format("ffn.dense_width = {}: must be positive, since some layers are dense", c.ffn.dense_width));
+      v.add("ffn.dense_width", fmt::format("{}", c.ffn.dense_width), "must be positive, since some layers are dense");
     else
       v.range("ffn.dense_width", c.ffn.dense_width, 0, kMaxWidth);
   }
@@ -154,7 +137,7 @@ void validate_fields(const ModelConfig& c) {
   if (c.is_moe() || c.moe.top_k != 0 || c.moe.expert_width != 0) check_moe(c, v);
   check_loop(c, v);
   if (c.num_layers > 0 && c.num_layers <= kMaxLayers) check_dense_width(c, v);
-  if (!v.empty()) throw config_error(std::move(v.list()));
+  v.throw_if_any();
 }
 
 std::string overflow_message(const ModelConfig& c, const char* what) {
@@ -171,7 +154,7 @@ void validate(const ModelConfig& c) {
   try {
     (void)detail::count_unchecked(c, {});
   } catch (const detail::overflow& e) {
-    throw config_error(detail::overflow_message(c, e.what()));
+    throw overflow_error(detail::overflow_message(c, e.quantity()));
   }
 }
 

@@ -149,7 +149,7 @@ CostReport count(const ModelConfig& c, const CountOptions& o) {
   try {
     return detail::count_unchecked(c, o);
   } catch (const detail::overflow& e) {
-    throw config_error(detail::overflow_message(c, e.what()));
+    throw overflow_error(detail::overflow_message(c, e.quantity()));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "util/parallel_for.hpp"
+#include "util/violations.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
@@ -205,21 +206,21 @@ void check_finite(LawForm form, const std::vector<double>& params, std::size_t r
 }
 
 void validate(const std::vector<Run>& runs, LawForm form, const FitOptions& o) {
-  std::vector<std::string> violations;
+  detail::Violations violations;
   if (!(o.huber_delta > 0) || !std::isfinite(o.huber_delta))
-    violations.push_back(fmt::format("huber_delta = {}: must be positive", o.huber_delta));
+    violations.add("FitOptions::huber_delta", fmt::format("{}", o.huber_delta), "must be positive");
   if (o.bootstrap < 0 || o.bootstrap > kMaxBootstrap)
-    violations.push_back(
-        fmt::format("FitOptions::bootstrap = {}: must be between 0 and {}", o.bootstrap, kMaxBootstrap));
+    violations.add("FitOptions::bootstrap", fmt::format("{}", o.bootstrap),
+                   fmt::format("must be between 0 and {}", kMaxBootstrap));
   if (o.threads < 0 || o.threads > kMaxFitThreads)
-    violations.push_back(
-        fmt::format("FitOptions::threads = {}: must be between 0 (all cores) and {}", o.threads, kMaxFitThreads));
+    violations.add("FitOptions::threads", fmt::format("{}", o.threads),
+                   fmt::format("must be between 0 (all cores) and {}", kMaxFitThreads));
   if (o.max_iterations < 1)
-    violations.push_back(fmt::format("max_iterations = {}: must be at least 1", o.max_iterations));
+    violations.add("FitOptions::max_iterations", fmt::format("{}", o.max_iterations), "must be at least 1");
   const std::size_t needed = detail::parameter_count(form) + 1;
   if (runs.size() < needed)
-    violations.push_back(fmt::format("{} runs: a {} law needs at least {}", runs.size(), to_string(form), needed));
-  if (!violations.empty()) throw config_error(violations);
+    violations.add(fmt::format("{} runs: a {} law needs at least {}", runs.size(), to_string(form), needed));
+  violations.throw_if_any();
 }
 
 }  // namespace
@@ -239,8 +240,9 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
   const StartResult& fit = results[best];
   const auto converged = std::count_if(results.begin(), results.end(), [](const auto& r) { return r.converged(); });
   if (converged == 0 || !std::isfinite(fit.objective))
-    throw config_error(fmt::format("{} runs: the {} fit did not converge from any of {} starts (best: {})", runs.size(),
-                                   to_string(form), starts.size(), describe(fit, options.max_iterations)));
+    throw infeasible_error(fmt::format("{} runs: the {} fit did not converge from any of {} starts (best: {})",
+                                       runs.size(), to_string(form), starts.size(),
+                                       describe(fit, options.max_iterations)));
 
   Law law;
   law.form = form;

@@ -44,7 +44,7 @@ std::string law_name(const Law& law) { return law_name(law.label); }
 // are checked this way, one by one, and must cost no more than a few
 // comparisons each).
 bool problem_of(LawForm form, const std::vector<double>& v, double sparsity, Problem& out,
-                std::vector<std::string>* errors = nullptr, const std::string& label = {}) {
+                std::vector<Violation>* errors = nullptr, const std::string& label = {}) {
   bool ok = true;
   const auto fail = [&](auto&& message) {
     ok = false;
@@ -95,7 +95,7 @@ bool problem_of(LawForm form, const std::vector<double>& v, double sparsity, Pro
 
 Problem problem(const Law& law, double sparsity) {
   Problem pr;
-  std::vector<std::string> errors;
+  std::vector<Violation> errors;
   if (!problem_of(law.form, law.params, sparsity, pr, &errors, law.label)) throw config_error(std::move(errors));
   return pr;
 }

@@ -13,6 +13,7 @@
 #include "smelt/io.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "util/json_reader.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -47,7 +48,7 @@ ordered_json law_json(const Law& law) {
 
 // `count` numbers, or a violation naming `field` and the rule.
 std::vector<double> numbers(const nlohmann::json& v, std::size_t count, const std::string& field,
-                            const std::string& rule, std::vector<std::string>& violations) {
+                            const std::string& rule, std::vector<Violation>& violations) {
   std::vector<double> out;
   if (v.is_array() && v.size() == count)
     for (const auto& x : v)
@@ -59,7 +60,7 @@ std::vector<double> numbers(const nlohmann::json& v, std::size_t count, const st
   return out;
 }
 
-Law read_law(const nlohmann::json& json, const std::string& path, std::vector<std::string>& violations) {
+Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Violation>& violations) {
   Law law;
   if (!json.is_object()) {
     violations.push_back(fmt::format("{}: must be a law object", path));
@@ -121,7 +122,7 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<st
   return law;
 }
 
-std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<std::string>& violations) {
+std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<Violation>& violations) {
   std::vector<Law> laws;
   if (json.is_object() && !json.contains("laws") && !json.contains("schema_version")) {
     laws.push_back(read_law(json, "", violations));  // a single hand-written law
@@ -168,7 +169,7 @@ std::vector<Law> read_laws(const std::filesystem::path& path) {
 }
 
 std::vector<Law> detail::parse_law_file(std::string_view text, const std::string& source) {
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   std::vector<Law> laws;
   try {
     laws = parse_laws(detail::parse_json_text(text, source), violations);
@@ -176,9 +177,7 @@ std::vector<Law> detail::parse_law_file(std::string_view text, const std::string
     violations = e.violations();
   }
   if (violations.empty()) return laws;
-  std::vector<std::string> lines{fmt::format("while reading laws '{}':", source)};
-  for (const auto& v : violations) lines.push_back("  " + v);
-  throw config_error(std::move(lines));
+  detail::throw_within(fmt::format("while reading laws '{}'", source), violations);
 }
 
 }  // namespace smelt

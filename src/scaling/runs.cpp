@@ -45,7 +45,7 @@ struct Table {
   }
 };
 
-Table csv_table(std::string_view text, const std::string& source, std::vector<std::string>& violations) {
+Table csv_table(std::string_view text, const std::string& source, std::vector<Violation>& violations) {
   Table t;
   auto records = detail::read_csv(text, source);
   if (records.empty()) return t;
@@ -73,7 +73,7 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<st
   return t;
 }
 
-Table json_table(std::string_view text, const std::string& source, std::vector<std::string>& violations) {
+Table json_table(std::string_view text, const std::string& source, std::vector<Violation>& violations) {
   const nlohmann::json json = detail::parse_json_text(text, source);
   if (!json.is_array()) throw config_error(fmt::format("{}: top level must be a JSON array of objects", source));
   Table t;
@@ -113,7 +113,7 @@ enum class Rule { positive, fraction };  // > 0; in [0, 1)
 
 class RowReader {
  public:
-  RowReader(const std::string& source, std::size_t row, std::vector<std::string>& violations)
+  RowReader(const std::string& source, std::size_t row, std::vector<Violation>& violations)
       : source_(source), row_(row), violations_(violations) {}
 
   // A finite number obeying the rule, or nullopt after recording why not.
@@ -141,7 +141,7 @@ class RowReader {
   }
   const std::string& source_;
   std::size_t row_;
-  std::vector<std::string>& violations_;
+  std::vector<Violation>& violations_;
 };
 
 }  // namespace
@@ -163,14 +163,14 @@ std::vector<Run> detail::parse_runs(std::string_view text, const std::string& pa
                                     const std::string& label_column,
                                     const std::vector<std::pair<std::string, std::string>>& renames) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark (spreadsheets write one)
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   const auto first = text.find_first_not_of(" \t\r\n");
   const bool json = first != std::string::npos && (text[first] == '[' || text[first] == '{');
   Table table = json ? json_table(text, path, violations) : csv_table(text, path, violations);
   // Other tools' column names (Epoch's "Model Size", "Training FLOP") read as ours.
   for (const auto& [from, to] : renames) {
     if (!table.has(from)) {
-      violations.push_back(fmt::format("{}: --rename {}={}: no column \"{}\"", path, from, to, from));
+      violations.push_back(fmt::format("{}: renames \"{}\" -> \"{}\": no column \"{}\"", path, from, to, from));
       continue;
     }
     for (auto& c : table.columns)

@@ -84,14 +84,15 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
         why.push_back(
             fmt::format("kv_bytes_per_token{}: {:+.2f}% misses the {}% tolerance{}: an MLA Baseline keeps "
                         "its attention, so the KV cache grows with the executed layers; match without it "
-                        "(--match flops,params) or loop fewer layers",
+                        "(MatchOptions::match = flops,params) or loop fewer layers",
                         where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct)));
       } else {
         const double step = 100.0 * at.kv.candidate * static_cast<double>(plan.space.align_head_dim) /
                             (static_cast<double>(k.head_dim) * at.kv.baseline);
         why.push_back(fmt::format(
             "kv_bytes_per_token{}: {:+.2f}% misses the {}% tolerance{}: KV cache moves in steps of {:.1f}% here "
-            "(head_dim multiple of {} with {} KV heads); allow other --kv-heads or --head-dim values",
+            "(head_dim multiple of {} with {} KV heads); allow other SearchSpace::kv_heads or SearchSpace::head_dim "
+            "values",
             where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct), step, plan.space.align_head_dim, k.kv_heads));
       }
     }
@@ -100,7 +101,7 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
       const ModelConfig wider = make_candidate(plan, k.hidden + plan.space.align_hidden, k.experts, g);
       why.push_back(fmt::format(
           "flops_per_token{}: {:+.2f}% misses the {}% tolerance{}: FLOPs move in steps of about {:.1f}% per {} of "
-          "hidden size here (--align-hidden)",
+          "hidden size here (SearchSpace::align_hidden)",
           where, at.flops.mismatch_pct, tol, limiting(at.flops.mismatch_pct), flops_step(plan, here, wider, at),
           plan.space.align_hidden));
     }

@@ -8,6 +8,7 @@
 
 #include "smelt/error.hpp"
 #include "util/bounds.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::detail {
 namespace {
@@ -40,33 +41,24 @@ std::vector<i64> list_multiples(i64 lo, i64 hi, i64 align) {
 
 // Checks a knob's range against [1, max] and counts its multiples of `align`
 // (0 with an error, or when the alignment is bad: reported with the alignment).
-// Violations name `option`. Nothing is allocated: the space is sized first.
-i64 check_knob(const std::string& option, const KnobRange& r, i64 max, i64 align, const std::string& align_option,
-               std::vector<std::string>& errors) {
+// Violations name `field`. Nothing is allocated: the space is sized first.
+i64 check_knob(const std::string& field, const KnobRange& r, i64 max, i64 align, const std::string& align_field,
+               Violations& errors) {
   if (r.lo < 1 || r.hi < r.lo) {
-    errors.push_back(
-        fmt::format("{} = {}: must be a positive value or a range LO:HI with LO <= HI", option, range_text(r)));
+    errors.add(field, range_text(r), "must be a positive value or a range LO:HI with LO <= HI");
     return 0;
   }
   if (r.hi > max) {
-    errors.push_back(fmt::format("{} = {}: must be at most {}", option, range_text(r), max));
+    errors.add(field, range_text(r), fmt::format("must be at most {}", max));
     return 0;
   }
   if (align < 1 || align > max) return 0;  // an alignment is bounded as the knob it aligns
   const i64 n = count_multiples(r.lo, r.hi, align);
   if (n == 0)
-    errors.push_back(
-        r.lo == r.hi
-            ? fmt::format("{} = {}: must be a multiple of {} = {}", option, r.lo, align_option, align)
-            : fmt::format("{} = {}: contains no multiple of {} = {}", option, range_text(r), align_option, align));
+    errors.add(field, range_text(r),
+               fmt::format("{} {} = {}", r.lo == r.hi ? "must be a multiple of" : "contains no multiple of",
+                           align_field, align));
   return n;
-}
-
-void check_in(const char* option, i64 value, i64 max, std::vector<std::string>& errors) {
-  if (value < 1)
-    errors.push_back(fmt::format("{} = {}: must be positive", option, value));
-  else if (value > max)
-    errors.push_back(fmt::format("{} = {}: must be at most {}", option, value, max));
 }
 
 // (query heads, KV heads) pairs with KV heads dividing the query heads, both in
@@ -96,145 +88,184 @@ i64 scaled_width(i64 width, i64 hidden, i64 base_hidden, i64 align) {
   return std::max<i64>(units, 1) * align;
 }
 
+// Every scalar's range first: the domains below multiply and divide by them.
+void check_scalars(const SearchSpace& space, const MatchOptions& options, Violations& errors) {
+  errors.range("SearchSpace::align_hidden", space.align_hidden, 1, kMaxSize);
+  errors.range("SearchSpace::align_experts", space.align_experts, 1, kMaxExperts);
+  errors.range("SearchSpace::align_head_dim", space.align_head_dim, 1, kMaxSize);
+  errors.range("SearchSpace::min_head_dim", space.min_head_dim, 1, kMaxSize);
+  errors.range("SearchSpace::align_ffn", space.align_ffn, 1, kMaxSize);
+  if (options.top < 1) errors.add("MatchOptions::top", fmt::format("{}", options.top), "must be positive");
+  const std::string tolerance = fmt::format("{}", options.tolerance_pct);
+  if (!(options.tolerance_pct >= 0))
+    errors.add("MatchOptions::tolerance_pct", tolerance, "must be a percentage >= 0");
+  else if (options.tolerance_pct > kMaxTolerancePct)
+    errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be at most {}", kMaxTolerancePct));
+  if (options.match.empty()) errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv");
+}
+
+// The derived model's depth and loop. Returns the depth the other knobs are
+// sized at: with a bad depth, the rest of the recipe is checked at the Baseline's.
+i64 resolve_depth_and_loop(const ModelConfig& b, const LoopRecipe& recipe, Plan& plan, Violations& errors) {
+  plan.depth = recipe.depth.value_or(b.num_layers);
+  const bool depth_ok = plan.depth >= 1 && plan.depth <= kMaxDepth;
+  const std::string shown = fmt::format("{}", plan.depth);
+  if (!depth_ok)
+    errors.add("LoopRecipe::depth", shown, fmt::format("must be between 1 and {}", kMaxDepth));
+  else if (plan.depth != b.num_layers && !b.moe.layers.empty())
+    errors.add("LoopRecipe::depth", shown, "the Baseline lists its MoE layers explicitly, so its depth cannot change");
+  const i64 depth = depth_ok ? plan.depth : b.num_layers;
+  errors.collect([&] { plan.loop = resolve_loop(recipe, depth); });
+  return depth;
+}
+
+// Every candidate is counted once per context.
+void resolve_contexts(const ModelConfig& b, const MatchOptions& options, Plan& plan, Violations& errors) {
+  plan.contexts = options.contexts.empty() ? std::vector<i64>{b.context_length} : options.contexts;
+  if (static_cast<i64>(plan.contexts.size()) > kMaxContexts)
+    errors.add("MatchOptions::contexts", "",
+               fmt::format("{} contexts listed: at most {}", plan.contexts.size(), kMaxContexts));
+  for (const i64 t : plan.contexts)
+    if (t < 1 || t > kMaxContext)
+      errors.add("MatchOptions::contexts", fmt::format("{}", t), fmt::format("must be between 1 and {}", kMaxContext));
+}
+
+// A domain's range and the number of values it holds (0 after an error).
+struct Domain {
+  KnobRange range;
+  i64 size = 0;
+};
+
+// A model that executes at least as many layers as the Baseline pays for them
+// with a narrower H (default [H/4, H]); a shallower one widens ([H, 2H]).
+Domain resolve_hidden(const ModelConfig& b, const SearchSpace& space, bool deeper, Violations& errors) {
+  const KnobRange hidden =
+      space.hidden.value_or(deeper ? KnobRange{std::max<i64>(1, b.hidden_size / 4), b.hidden_size}
+                                   : KnobRange{b.hidden_size, std::min(2 * b.hidden_size, kMaxSize)});
+  return {hidden,
+          check_knob("SearchSpace::hidden", hidden, kMaxSize, space.align_hidden, "SearchSpace::align_hidden", errors)};
+}
+
+// The usable expert counts: multiples of align_experts, at least top_k.
+KnobRange resolve_experts(const ModelConfig& b, const SearchSpace& space, Violations& errors) {
+  if (!b.is_moe()) {
+    if (space.experts) errors.add("SearchSpace::experts", "", "the Baseline has no routed experts to vary");
+    return {0, 0};
+  }
+  const KnobRange asked = space.experts.value_or(KnobRange{b.moe.top_k, std::min(8 * b.moe.num_experts, kMaxExperts)});
+  const i64 n =
+      check_knob("SearchSpace::experts", asked, kMaxExperts, space.align_experts, "SearchSpace::align_experts", errors);
+  const KnobRange experts{std::max(asked.lo, b.moe.top_k), asked.hi};
+  if (n > 0 && count_multiples(experts.lo, experts.hi, space.align_experts) == 0)
+    errors.add("SearchSpace::experts", range_text(asked),
+               fmt::format("must allow at least top_k = {} experts", b.moe.top_k));
+  return experts;
+}
+
+// The attention geometries of a GQA Baseline: query heads, KV heads dividing
+// them, and head sizes; an MLA Baseline keeps its attention (one geometry).
+struct Attention {
+  KnobRange heads, kv_heads, head_dim;  // head_dim.lo raised to min_head_dim
+  i64 geometries = 1;
+};
+
+Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, bool deeper, Violations& errors) {
+  Attention out;
+  if (b.attention.type == AttentionType::mla) {
+    if (space.head_dim || space.kv_heads || space.heads || space.free_heads)
+      errors.add("SearchSpace::head_dim, SearchSpace::kv_heads, SearchSpace::heads, SearchSpace::free_heads", "",
+                 "not supported for an MLA Baseline (its attention is kept as it is)");
+    return out;
+  }
+  const i64 h = b.attention.num_heads;
+  out.heads = space.heads.value_or(space.free_heads ? KnobRange{std::max<i64>(1, h / 2), std::min(2 * h, kMaxSize)}
+                                                    : KnobRange{h, h});
+  // Defaults follow the recipe's direction: a model that executes more layers
+  // than the Baseline must shrink its per-layer KV cache, so head_dim and KV
+  // heads may only shrink; otherwise (fewer executed layers) they may grow 2x.
+  const i64 grow = deeper ? 1 : 2;
+  const i64 min_head_dim = std::clamp<i64>(space.min_head_dim, 1, kMaxSize);
+  out.head_dim =
+      space.head_dim.value_or(KnobRange{min_head_dim, std::clamp(grow * b.attention.head_dim, min_head_dim, kMaxSize)});
+  out.kv_heads = space.kv_heads.value_or(KnobRange{1, std::min(grow * b.attention.num_kv_heads, kMaxSize)});
+  const i64 n_dims = check_knob("SearchSpace::head_dim", out.head_dim, kMaxSize, space.align_head_dim,
+                                "SearchSpace::align_head_dim", errors);
+  const i64 n_usable =
+      n_dims > 0 ? count_multiples(std::max(out.head_dim.lo, min_head_dim), out.head_dim.hi, space.align_head_dim) : 0;
+  if (n_dims > 0 && n_usable == 0)
+    errors.add("SearchSpace::head_dim", range_text(out.head_dim),
+               fmt::format("must allow a head_dim of at least SearchSpace::min_head_dim = {}", space.min_head_dim));
+  out.head_dim.lo = std::max(out.head_dim.lo, min_head_dim);
+  const i64 n_heads = check_knob("SearchSpace::heads", out.heads, kMaxSize, 1, "1", errors);
+  const std::size_t before = errors.size();
+  if (space.kv_heads) (void)check_knob("SearchSpace::kv_heads", out.kv_heads, kMaxSize, 1, "1", errors);
+  const bool kv_ok = errors.size() == before;
+  const i64 pairs = n_heads > 0 && kv_ok ? count_head_pairs(out.heads, out.kv_heads) : 0;
+  if (space.kv_heads && pairs == 0 && n_heads > 0 && kv_ok && n_usable > 0)
+    errors.add("SearchSpace::kv_heads", range_text(*space.kv_heads),
+               fmt::format("contains no divisor of the query heads ({})", range_text(out.heads)));
+  out.geometries = pairs * n_usable;  // at most 2^24 x 17 pairs x 2^24 head sizes: fits
+  return out;
+}
+
+// The size of the space before any of it is listed.
+void check_size(i64 geometries, i64 n_hidden, Violations& errors) {
+  if (geometries > kMaxGeometries)
+    errors.add(fmt::format("search space too large: {} attention geometries (at most {})", geometries, kMaxGeometries));
+  else if (static_cast<i128>(geometries) * n_hidden > kMaxLoopsEvaluated)
+    errors.add(fmt::format("search space too large: {} attention geometries x {} hidden sizes (at most {} pairs)",
+                           geometries, n_hidden, kMaxLoopsEvaluated));
+}
+
+void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, Plan& plan) {
+  if (b.attention.type == AttentionType::mla) {
+    plan.geometries = {{b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim}};
+    return;
+  }
+  const std::vector<i64> head_dims = list_multiples(a.head_dim.lo, a.head_dim.hi, space.align_head_dim);
+  plan.geometries.reserve(static_cast<std::size_t>(a.geometries));
+  for (const auto& [q, kv] : list_head_pairs(a.heads, a.kv_heads))
+    for (const i64 d : head_dims) plan.geometries.push_back({q, kv, d});
+}
+
 }  // namespace
 
 Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                const MatchOptions& options) {
   validate(baseline);
-  std::vector<std::string> errors;
+  const ModelConfig& b = baseline;
+  Violations errors;
   Plan plan;
   plan.baseline = baseline;
   plan.space = space;
   plan.options = options;
-  const ModelConfig& b = baseline;
 
-  // Every scalar's range first: the domains below multiply and divide by them.
-  check_in("--align-hidden", space.align_hidden, kMaxSize, errors);
-  check_in("--align-experts", space.align_experts, kMaxExperts, errors);
-  check_in("--align-head-dim", space.align_head_dim, kMaxSize, errors);
-  check_in("--min-head-dim", space.min_head_dim, kMaxSize, errors);
-  check_in("--align-ffn", space.align_ffn, kMaxSize, errors);
-  if (options.top < 1) errors.push_back(fmt::format("--top = {}: must be positive", options.top));
-  if (!(options.tolerance_pct >= 0))
-    errors.push_back(fmt::format("--tolerance = {}: must be a percentage >= 0", options.tolerance_pct));
-  else if (options.tolerance_pct > kMaxTolerancePct)
-    errors.push_back(fmt::format("--tolerance = {}: must be at most {}", options.tolerance_pct, kMaxTolerancePct));
-  if (options.match.empty()) errors.push_back("--match = \"\": must name at least one of flops, params, kv");
-
-  plan.depth = recipe.depth.value_or(b.num_layers);
-  const bool depth_ok = plan.depth >= 1 && plan.depth <= kMaxDepth;
-  if (!depth_ok)
-    errors.push_back(fmt::format("--depth = {}: must be between 1 and {}", plan.depth, kMaxDepth));
-  else if (plan.depth != b.num_layers && !b.moe.layers.empty())
-    errors.push_back(fmt::format(
-        "--depth = {}: the Baseline lists its MoE layers explicitly, so its depth cannot change", plan.depth));
-  // With a bad depth, check the rest of the recipe (and size the defaults
-  // below) at the Baseline's.
-  const i64 depth = depth_ok ? plan.depth : b.num_layers;
-  try {
-    plan.loop = resolve_loop(recipe, depth);
-  } catch (const config_error& e) {
-    errors.insert(errors.end(), e.violations().begin(), e.violations().end());
-  }
-
-  plan.contexts = options.contexts.empty() ? std::vector<i64>{b.context_length} : options.contexts;
-  // Every candidate is counted once per context.
-  if (static_cast<i64>(plan.contexts.size()) > kMaxContexts)
-    errors.push_back(fmt::format("--context: {} contexts listed: at most {}", plan.contexts.size(), kMaxContexts));
-  for (const i64 t : plan.contexts)
-    if (t < 1 || t > kMaxContext)
-      errors.push_back(fmt::format("--context = {}: must be between 1 and {}", t, kMaxContext));
-
-  // A model that executes at least as many layers as the Baseline pays for them
-  // with a narrower H (default [H/4, H]); a shallower one widens ([H, 2H]).
+  check_scalars(space, options, errors);
+  const i64 depth = resolve_depth_and_loop(b, recipe, plan, errors);
+  resolve_contexts(b, options, plan, errors);
   // Depth and loops are in range here: the products fit.
   const auto executed = [](i64 layers, const LoopConfig& l) {
     return layers + (l.active() ? (l.last - l.first + 1) * (l.count - 1) : 0);
   };
   const bool deeper = executed(depth, plan.loop) >= executed(b.num_layers, b.loop);
-  const KnobRange hidden =
-      space.hidden.value_or(deeper ? KnobRange{std::max<i64>(1, b.hidden_size / 4), b.hidden_size}
-                                   : KnobRange{b.hidden_size, std::min(2 * b.hidden_size, kMaxSize)});
-  const i64 n_hidden = check_knob("--hidden", hidden, kMaxSize, space.align_hidden, "--align-hidden", errors);
+  const Domain hidden = resolve_hidden(b, space, deeper, errors);
+  const KnobRange experts = resolve_experts(b, space, errors);
+  const Attention attention = resolve_attention(b, space, deeper, errors);
+  if (errors.empty()) check_size(attention.geometries, hidden.size, errors);
+  errors.throw_if_any();
 
-  KnobRange experts{0, 0};  // the usable range, multiples of align_experts
-  if (b.is_moe()) {
-    const KnobRange asked =
-        space.experts.value_or(KnobRange{b.moe.top_k, std::min(8 * b.moe.num_experts, kMaxExperts)});
-    const i64 n = check_knob("--experts", asked, kMaxExperts, space.align_experts, "--align-experts", errors);
-    experts = {std::max(asked.lo, b.moe.top_k), asked.hi};
-    if (n > 0 && count_multiples(experts.lo, experts.hi, space.align_experts) == 0)
-      errors.push_back(
-          fmt::format("--experts = {}: must allow at least top_k = {} experts", range_text(asked), b.moe.top_k));
-  } else if (space.experts) {
-    errors.push_back("--experts: the Baseline has no routed experts to vary");
-  }
-
-  i64 geometries = 1;  // MLA: the Baseline's attention as it is
-  KnobRange head_dim, kv_heads, heads;
-  if (b.attention.type == AttentionType::mla) {
-    if (space.head_dim || space.kv_heads || space.heads || space.free_heads)
-      errors.push_back(
-          "--head-dim, --kv-heads, --heads, --free-heads: not supported for an MLA Baseline (its "
-          "attention is kept as it is)");
-  } else {
-    const i64 h = b.attention.num_heads;
-    heads = space.heads.value_or(space.free_heads ? KnobRange{std::max<i64>(1, h / 2), std::min(2 * h, kMaxSize)}
-                                                  : KnobRange{h, h});
-    // Defaults follow the recipe's direction: a model that executes more layers
-    // than the Baseline must shrink its per-layer KV cache, so head_dim and KV
-    // heads may only shrink; otherwise (fewer executed layers) they may grow 2x.
-    const i64 grow = deeper ? 1 : 2;
-    const i64 min_head_dim = std::clamp<i64>(space.min_head_dim, 1, kMaxSize);
-    head_dim = space.head_dim.value_or(
-        KnobRange{min_head_dim, std::clamp(grow * b.attention.head_dim, min_head_dim, kMaxSize)});
-    kv_heads = space.kv_heads.value_or(KnobRange{1, std::min(grow * b.attention.num_kv_heads, kMaxSize)});
-    const i64 n_dims = check_knob("--head-dim", head_dim, kMaxSize, space.align_head_dim, "--align-head-dim", errors);
-    const i64 n_usable =
-        n_dims > 0 ? count_multiples(std::max(head_dim.lo, min_head_dim), head_dim.hi, space.align_head_dim) : 0;
-    if (n_dims > 0 && n_usable == 0)
-      errors.push_back(fmt::format("--head-dim = {}: must allow a head_dim of at least --min-head-dim = {}",
-                                   range_text(head_dim), space.min_head_dim));
-    head_dim.lo = std::max(head_dim.lo, min_head_dim);
-    const i64 n_heads = check_knob("--heads", heads, kMaxSize, 1, "1", errors);
-    const i64 before = static_cast<i64>(errors.size());
-    if (space.kv_heads) (void)check_knob("--kv-heads", kv_heads, kMaxSize, 1, "1", errors);
-    const bool kv_ok = static_cast<i64>(errors.size()) == before;
-    const i64 pairs = n_heads > 0 && kv_ok ? count_head_pairs(heads, kv_heads) : 0;
-    if (space.kv_heads && pairs == 0 && n_heads > 0 && kv_ok && n_usable > 0)
-      errors.push_back(fmt::format("--kv-heads = {}: contains no divisor of the query heads ({})",
-                                   range_text(*space.kv_heads), range_text(heads)));
-    geometries = pairs * n_usable;  // at most 2^24 x 17 pairs x 2^24 head sizes: fits
-  }
-  // The size of the space before any of it is listed.
-  if (errors.empty() && geometries > kMaxGeometries)
-    errors.push_back(
-        fmt::format("search space too large: {} attention geometries (at most {})", geometries, kMaxGeometries));
-  else if (errors.empty() && static_cast<i128>(geometries) * n_hidden > kMaxLoopsEvaluated)
-    errors.push_back(fmt::format("search space too large: {} attention geometries x {} hidden sizes (at most {} pairs)",
-                                 geometries, n_hidden, kMaxLoopsEvaluated));
-  if (!errors.empty()) throw config_error(std::move(errors));
-
-  plan.hidden = list_multiples(hidden.lo, hidden.hi, space.align_hidden);
+  plan.hidden = list_multiples(hidden.range.lo, hidden.range.hi, space.align_hidden);
   plan.experts = b.is_moe() ? list_multiples(experts.lo, experts.hi, space.align_experts) : std::vector<i64>{0};
-  if (b.attention.type == AttentionType::mla) {
-    plan.geometries = {{b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim}};
-  } else {
-    const std::vector<i64> head_dims = list_multiples(head_dim.lo, head_dim.hi, space.align_head_dim);
-    plan.geometries.reserve(static_cast<std::size_t>(geometries));
-    for (const auto& [q, kv] : list_head_pairs(heads, kv_heads))
-      for (const i64 d : head_dims) plan.geometries.push_back({q, kv, d});
-  }
+  list_geometries(b, space, attention, plan);
   // The knobs are positive and bounded; what can still break is the template
   // itself at another depth (a pattern longer than the layers, dense-first
   // layers beyond them).
   try {
     validate(make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front()));
   } catch (const config_error& e) {
-    std::vector<std::string> lines;
     for (const auto& v : e.violations())
-      lines.push_back(fmt::format("--depth = {}: the derived config breaks a rule: {}", plan.depth, v));
-    throw config_error(std::move(lines));
+      errors.add("LoopRecipe::depth", fmt::format("{}", plan.depth), "the derived config breaks a rule: " + v.text());
+    errors.throw_if_any();
   }
   return plan;
 }

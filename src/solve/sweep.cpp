@@ -9,13 +9,14 @@
 
 #include "smelt/error.hpp"
 #include "util/bounds.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
 
 using i64 = std::int64_t;
-constexpr i64 kMaxDepth = detail::kMaxLayers;         // as solve's --depth (util/bounds.hpp)
-constexpr i64 kMaxListed = detail::kMaxListedValues;  // values in each of --spans, --loops, --depths
+constexpr i64 kMaxDepth = detail::kMaxLayers;         // as LoopRecipe::depth (util/bounds.hpp)
+constexpr i64 kMaxListed = detail::kMaxListedValues;  // values in each of SweepOptions' lists
 
 template <class T>
 std::vector<T> unique_in_order(const std::vector<T>& values) {
@@ -23,15 +24,6 @@ std::vector<T> unique_in_order(const std::vector<T>& values) {
   for (const T& v : values)
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   return out;
-}
-
-// A span text that resolve_loop reads as this fraction: it wants a '.' ("1"
-// would be layer 1, and "0" is no span at all).
-std::string fraction_span(double f) {
-  std::string text = fmt::format("{}", f);
-  if (text.find('e') != std::string::npos) return fmt::format("{:.20f}", f);
-  if (text.find('.') == std::string::npos) text += ".0";
-  return text;
 }
 
 // The depth a multiplier gives, or 0 when it gives none in [1, kMaxDepth].
@@ -85,41 +77,44 @@ std::string row_label(const SweepRow& row) {
 
 }  // namespace
 
-std::vector<std::string> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
-  std::vector<std::string> errors;
+std::vector<Violation> sweep_violations(const ModelConfig& baseline, const SweepOptions& o) {
+  detail::Violations errors;
   // Each value is at least one solve (spans x loops of them): bound the lists first.
-  for (const auto& [option, size] : {std::pair{"--spans", o.spans.size()}, std::pair{"--loops", o.loops.size()},
-                                     std::pair{"--depths", o.depths.size()}})
+  for (const auto& [field, size] :
+       {std::pair{"SweepOptions::spans", o.spans.size()}, std::pair{"SweepOptions::loops", o.loops.size()},
+        std::pair{"SweepOptions::depths", o.depths.size()}})
     if (static_cast<i64>(size) > kMaxListed)
-      errors.push_back(fmt::format("{}: {} values listed: at most {}", option, size, kMaxListed));
+      errors.add(field, "", fmt::format("{} values listed: at most {}", size, kMaxListed));
   for (const double f : o.spans)
     if (!(f >= 0 && f <= 1))
-      errors.push_back(fmt::format("--spans = {}: must be a fraction of the layers in [0, 1] (0% to 100%)", f));
+      errors.add("SweepOptions::spans", fmt::format("{}", f),
+                 "must be a fraction of the layers in [0, 1] (0% to 100%)");
   for (const i64 n : o.loops)
     if (n < 1)
-      errors.push_back(fmt::format("--loops = {}: must be at least 1", n));
+      errors.add("SweepOptions::loops", fmt::format("{}", n), "must be at least 1");
     else if (n > LoopRecipe::max_loops)
-      errors.push_back(fmt::format("--loops = {}: must be at most {}", n, LoopRecipe::max_loops));
+      errors.add("SweepOptions::loops", fmt::format("{}", n), fmt::format("must be at most {}", LoopRecipe::max_loops));
   const bool loop_rows = std::any_of(o.spans.begin(), o.spans.end(), [](double f) { return f > 0; });
   if (loop_rows && o.loops.empty())
-    errors.push_back("--loops = \"\": must list at least one loop count for the spans above 0");
+    errors.add("SweepOptions::loops", "[]", "must list at least one loop count for the spans above 0");
   const i64 layers = baseline.num_layers;
   for (const double m : o.depths) {
     if (!(std::isfinite(m) && m > 0)) {
-      errors.push_back(fmt::format("--depths = {}: must be a depth multiplier > 0", m));
+      errors.add("SweepOptions::depths", fmt::format("{}", m), "must be a depth multiplier > 0");
       continue;
     }
     const i64 depth = scaled_depth(m, layers);
     if (depth == 0)
-      errors.push_back(fmt::format("--depths = {}: gives {} x {} layers, which must round to between 1 and {}", m, m,
-                                   layers, kMaxDepth));
+      errors.add("SweepOptions::depths", fmt::format("{}", m),
+                 fmt::format("gives {} x {} layers, which must round to between 1 and {}", m, layers, kMaxDepth));
     else if (depth != layers && !baseline.moe.layers.empty())
-      errors.push_back(fmt::format(
-          "--depths = {}: the Baseline lists its MoE layers explicitly, so its depth cannot change (use --depths none)",
-          m));
+      errors.add("SweepOptions::depths", fmt::format("{}", m),
+                 "the Baseline lists its MoE layers explicitly, so its depth cannot change (use "
+                 "SweepOptions::depths = [])");
   }
-  if (o.spans.empty() && o.depths.empty()) errors.push_back("--spans, --depths: both empty, so the sweep has no rows");
-  return errors;
+  if (o.spans.empty() && o.depths.empty())
+    errors.add("SweepOptions::spans, SweepOptions::depths", "", "both empty, so the sweep has no rows");
+  return std::move(errors.list());
 }
 
 std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& options, const SearchSpace& space,
@@ -131,7 +126,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
   for (const double f : unique_in_order(options.spans)) {
     SweepRow row;
     row.span_fraction = f;
-    row.recipe.span = fraction_span(f);
+    row.recipe.span = LoopSpan::of_fraction(f);
     if (f == 0) {
       row.recipe.loops = 1;
       plan.push_back(row);
@@ -147,7 +142,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
     SweepRow row;
     row.kind = SweepKind::depth;
     row.depth_multiplier = m;
-    row.recipe.span = fraction_span(0);
+    row.recipe.span = LoopSpan::of_fraction(0);
     row.recipe.loops = 1;
     row.recipe.depth = scaled_depth(m, baseline.num_layers);
     plan.push_back(row);
@@ -157,7 +152,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
   top1.top = 1;
   std::vector<SweepRow> rows;
   // Each distinct solver violation, with the rows it hit.
-  std::vector<std::pair<std::string, std::vector<std::string>>> failures;
+  std::vector<std::pair<Violation, std::vector<std::string>>> failures;
   for (const SweepRow& p : plan) {
     try {
       SweepRow row = make_row(p.kind, p.recipe, solve(baseline, p.recipe, space, top1));
@@ -165,7 +160,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
       row.depth_multiplier = p.depth_multiplier;
       rows.push_back(std::move(row));
     } catch (const config_error& e) {
-      for (const std::string& v : e.violations()) {
+      for (const Violation& v : e.violations()) {
         auto it = std::find_if(failures.begin(), failures.end(), [&](const auto& f) { return f.first == v; });
         if (it == failures.end()) it = failures.insert(failures.end(), {v, {}});
         it->second.push_back(row_label(p));
@@ -173,11 +168,13 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
     }
   }
   if (failures.empty()) return rows;
-  std::vector<std::string> errors;
-  for (const auto& [violation, hit] : failures)
-    errors.push_back(hit.size() == plan.size() ? violation
-                                               : fmt::format("{} (sweep rows: {})", violation, fmt::join(hit, ", ")));
-  throw config_error(std::move(errors));
+  detail::Violations errors;
+  for (auto& [violation, hit] : failures) {
+    if (hit.size() != plan.size()) violation.rule += fmt::format(" (sweep rows: {})", fmt::join(hit, ", "));
+    errors.add(std::move(violation));
+  }
+  errors.throw_if_any();
+  return rows;
 }
 
 }  // namespace smelt

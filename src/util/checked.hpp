@@ -2,14 +2,24 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
+#include <string>
+
+#include "smelt/error.hpp"
 
 namespace smelt::detail {
 
-// Thrown by the checked helpers; what() names the quantity being computed.
-class overflow : public std::runtime_error {
+// Thrown by the checked helpers. An overflow_error (bad input, exit code 2)
+// when it escapes; callers catch it to name the input that caused it.
+class overflow : public overflow_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit overflow(const char* quantity)
+      : overflow_error(Violation(std::string(quantity) + " overflows 64-bit integers")), quantity_(quantity) {}
+
+  // The quantity being computed ("device bytes"), a literal.
+  const char* quantity() const noexcept { return quantity_; }
+
+ private:
+  const char* quantity_;
 };
 
 inline std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {

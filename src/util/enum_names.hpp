@@ -29,7 +29,7 @@ constexpr std::string_view name_of(const EnumNames<E, N>& names, E value) {
   return "?";
 }
 
-// The value spelled `text`; otherwise config_error
+// The value spelled `text`; otherwise a config_error whose one violation reads
 // `FIELD = "TEXT": must be one of a, b, c` (the text cut to an excerpt).
 template <typename E, std::size_t N>
 E parse_of(const EnumNames<E, N>& names, std::string_view text, std::string_view field) {
@@ -39,7 +39,7 @@ E parse_of(const EnumNames<E, N>& names, std::string_view text, std::string_view
     known += known.empty() ? "" : ", ";
     known += n;
   }
-  throw config_error(fmt::format("{} = \"{}\": must be one of {}", field, excerpt(text), known));
+  throw config_error(Violation(std::string(field), fmt::format("\"{}\"", excerpt(text)), "must be one of " + known));
 }
 
 }  // namespace smelt::detail

@@ -43,9 +43,9 @@ void render(const nlohmann::json& v, std::string& out, std::size_t limit) {
 
 }  // namespace
 
-void record(std::vector<std::string>& violations, std::string message) {
+void record(std::vector<Violation>& violations, Violation v) {
   if (violations.size() < kMaxViolations)
-    violations.push_back(std::move(message));
+    violations.push_back(std::move(v));
   else if (violations.size() == kMaxViolations)
     violations.push_back(fmt::format("(more violations after the first {} are not listed)", kMaxViolations));
 }
@@ -88,7 +88,7 @@ std::string nearest(std::string_view word, const std::vector<std::string>& known
   return best_distance <= allowed ? best : "";
 }
 
-JsonObject::JsonObject(const nlohmann::json& json, std::string path, std::vector<std::string>& violations)
+JsonObject::JsonObject(const nlohmann::json& json, std::string path, std::vector<Violation>& violations)
     : json_(&json), path_(std::move(path)), violations_(&violations) {}
 
 std::string JsonObject::field(std::string_view key) const {
@@ -103,7 +103,7 @@ const nlohmann::json* JsonObject::find(std::string_view key, bool required) {
   known_.emplace_back(key);
   const auto it = json_->find(key);
   if (it == json_->end() || it->is_null()) {
-    if (required) violation(fmt::format("{}: missing (required)", field(key)));
+    if (required) violation(key, "", "missing (required)");
     return nullptr;
   }
   return &*it;
@@ -119,7 +119,7 @@ std::int64_t JsonObject::integer(std::string_view key, std::optional<std::int64_
     const double d = v->get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return static_cast<std::int64_t>(d);
   }
-  violation(fmt::format("{} = {}: must be an integer", field(key), json_excerpt(*v)));
+  violation(key, json_excerpt(*v), "must be an integer");
   return fallback.value_or(0);
 }
 
@@ -127,7 +127,7 @@ double JsonObject::number(std::string_view key, std::optional<double> fallback) 
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or(0.0);
   if (v->is_number()) return v->get<double>();
-  violation(fmt::format("{} = {}: must be a number", field(key), json_excerpt(*v)));
+  violation(key, json_excerpt(*v), "must be a number");
   return fallback.value_or(0.0);
 }
 
@@ -135,7 +135,7 @@ bool JsonObject::boolean(std::string_view key, std::optional<bool> fallback) {
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or(false);
   if (v->is_boolean()) return v->get<bool>();
-  violation(fmt::format("{} = {}: must be true or false", field(key), json_excerpt(*v)));
+  violation(key, json_excerpt(*v), "must be true or false");
   return fallback.value_or(false);
 }
 
@@ -143,7 +143,7 @@ std::string JsonObject::string(std::string_view key, std::optional<std::string> 
   const auto* v = find(key, !fallback);
   if (!v) return fallback.value_or("");
   if (v->is_string()) return v->get<std::string>();
-  violation(fmt::format("{} = {}: must be a string", field(key), json_excerpt(*v)));
+  violation(key, json_excerpt(*v), "must be a string");
   return fallback.value_or("");
 }
 
@@ -151,7 +151,7 @@ std::optional<JsonObject> JsonObject::object(std::string_view key, bool optional
   const auto* v = find(key, !optional);
   if (!v) return std::nullopt;
   if (!v->is_object()) {
-    violation(fmt::format("{} = {}: must be an object", field(key), json_excerpt(*v)));
+    violation(key, json_excerpt(*v), "must be an object");
     return std::nullopt;
   }
   return JsonObject(*v, field(key), *violations_);
@@ -161,9 +161,7 @@ void JsonObject::reject_unknown_keys() {
   for (const auto& [key, value] : json_->items()) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     const std::string hint = nearest(key, known_);
-    const std::string name = field(excerpt(key));
-    violation(hint.empty() ? fmt::format("{}: unknown key", name)
-                           : fmt::format("{}: unknown key (did you mean \"{}\"?)", name, hint));
+    violation(excerpt(key), "", hint.empty() ? "unknown key" : fmt::format("unknown key (did you mean \"{}\"?)", hint));
   }
 }
 

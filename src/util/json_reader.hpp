@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smelt/error.hpp"
+
 namespace smelt::detail {
 
 // Deepest nesting parse_json_text accepts: smelt's own formats and Hugging
@@ -34,7 +36,7 @@ std::string json_excerpt(const nlohmann::json& value);
 // Violations one input reports before the rest are summed up in one line: a
 // 64 MiB array of bad values would otherwise cost gigabytes of messages.
 inline constexpr std::size_t kMaxViolations = 100;
-void record(std::vector<std::string>& violations, std::string message);
+void record(std::vector<Violation>& violations, Violation v);
 
 // The known word closest to `word` (edit distance), or "" if none is close.
 std::string nearest(std::string_view word, const std::vector<std::string>& known);
@@ -42,7 +44,7 @@ std::string nearest(std::string_view word, const std::vector<std::string>& known
 class JsonObject {
  public:
   // `path` is the prefix for messages ("" at the root, "attention" below it).
-  JsonObject(const nlohmann::json& json, std::string path, std::vector<std::string>& violations);
+  JsonObject(const nlohmann::json& json, std::string path, std::vector<Violation>& violations);
 
   bool has(std::string_view key) const;
   const nlohmann::json* raw(std::string_view key);  // marks the key as known
@@ -60,8 +62,12 @@ class JsonObject {
   void reject_unknown_keys();
 
   std::string field(std::string_view key) const;  // "path.key"
-  void violation(std::string message) { record(*violations_, std::move(message)); }
-  std::vector<std::string>& violations() { return *violations_; }
+  void violation(Violation v) { record(*violations_, std::move(v)); }
+  // A violation of `key` in this object: "path.key = value: rule".
+  void violation(std::string_view key, std::string value, std::string rule) {
+    violation(Violation(field(key), std::move(value), std::move(rule)));
+  }
+  std::vector<Violation>& violations() { return *violations_; }
   const nlohmann::json& json() const { return *json_; }
 
  private:
@@ -69,7 +75,7 @@ class JsonObject {
 
   const nlohmann::json* json_;
   std::string path_;
-  std::vector<std::string>* violations_;
+  std::vector<Violation>* violations_;
   std::vector<std::string> known_;
 };
 

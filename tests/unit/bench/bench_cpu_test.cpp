@@ -183,15 +183,18 @@ TEST_CASE("bench: balanced routing evens the load, real routing reports its imba
 TEST_CASE("bench: the plan refuses bad options, naming them", "[bench]") {
   const ModelConfig c = test::tiny_moe();  // context_length 8
   // tokens = 0 means the default (one sequence); an explicit 0 is the CLI's to refuse.
-  CHECK(message_of(c, {.tokens = -4}) == "--tokens = -4: must be positive");
-  CHECK(message_of(c, {.context = 16}) == "--context = 16: must be at most the config's context_length = 8");
-  CHECK(message_of(c, {.context = -1}) == "--context = -1: must be positive");
-  CHECK(message_of(c, {.tokens = 12}) == "--tokens = 12: must be a multiple of --context = 8");
-  CHECK(message_of(c, {.tokens = 12, .context = 5}) == "--tokens = 12: must be a multiple of --context = 5");
-  CHECK(message_of(c, {.repetitions = 0}) == "--repetitions = 0: must be positive");
+  CHECK(message_of(c, {.tokens = -4}) == "BenchOptions::tokens = -4: must be positive");
+  CHECK(message_of(c, {.context = 16}) ==
+        "BenchOptions::context = 16: must be at most the config's context_length = 8");
+  CHECK(message_of(c, {.context = -1}) == "BenchOptions::context = -1: must be positive");
+  CHECK(message_of(c, {.tokens = 12}) == "BenchOptions::tokens = 12: must be a multiple of BenchOptions::context = 8");
+  CHECK(message_of(c, {.tokens = 12, .context = 5}) ==
+        "BenchOptions::tokens = 12: must be a multiple of BenchOptions::context = 5");
+  CHECK(message_of(c, {.repetitions = 0}) == "BenchOptions::repetitions = 0: must be positive");
   // Every violation at once.
   CHECK(message_of(c, {.tokens = -1, .context = 9}) ==
-        "--tokens = -1: must be positive\n--context = 9: must be at most the config's context_length = 8");
+        "BenchOptions::tokens = -1: must be positive\nBenchOptions::context = 9: must be at most the config's "
+        "context_length = 8");
 
   ModelConfig mla = c;
   mla.attention.type = AttentionType::mla;
@@ -210,10 +213,11 @@ TEST_CASE("bench: a CPU run estimated past 60 s is refused unless forced", "[ben
   // Its weights come first: 46,440,644,608 non-embedding parameters x (4 + 8) bytes = 519.0 GiB.
   CHECK(message_of(c, {.backend = BenchBackendKind::cpu, .tokens = 4096}) ==
         "the CPU reference needs about 519.0 GiB for the weights of 4.64e+10 parameters (float32 and float64); more "
-        "than 8 GiB: use a smaller config or --force");
+        "than 8 GiB: use a smaller config or BenchOptions::force");
   // A small model with many tokens: 3,143,680 FLOPs per 8-token sequence x 131,072 sequences = 412 GFLOP, 206 s.
   CHECK(message_of(test::tiny_moe(), {.backend = BenchBackendKind::cpu, .tokens = 1048576, .context = 8}) ==
-        "estimated CPU time 206 s exceeds 60 s (412.0 GFLOP at about 2 GFLOP/s): use fewer --tokens or --force");
+        "estimated CPU time 206 s exceeds 60 s (412.0 GFLOP at about 2 GFLOP/s): use fewer BenchOptions::tokens or "
+        "BenchOptions::force");
 }
 
 TEST_CASE("bench: run_bench on the CPU fills the result", "[bench]") {
@@ -266,10 +270,10 @@ TEST_CASE("bench: backends are chosen from the registry", "[bench]") {
   // Nothing in this test program registers a CUDA backend before this point.
   const ModelConfig c = test::tiny_dense(1);
   CHECK(message_of(c, {.backend = BenchBackendKind::cuda}) ==
-        "--backend = \"cuda\": unavailable: no CUDA backend in this build");
+        "BenchOptions::backend = \"cuda\": unavailable: no CUDA backend in this build");
   register_bench_backend(std::make_shared<FakeCuda>("no CUDA device found"));
   CHECK(message_of(c, {.backend = BenchBackendKind::cuda}) ==
-        "--backend = \"cuda\": unavailable: no CUDA device found");
+        "BenchOptions::backend = \"cuda\": unavailable: no CUDA device found");
   CHECK(run_bench(c, {.repetitions = 1}).backend == "cpu");
   // An available CUDA backend is the default, with 32768 tokens (4096 sequences of 8).
   register_bench_backend(std::make_shared<FakeCuda>(std::nullopt));
@@ -291,10 +295,11 @@ TEST_CASE("bench: the plan bounds its activations, runs and visits before alloca
   CHECK(make_layer_plan(c, {}).activation_bytes == 36'096);
   // 10^9 tokens: 4.512e12 bytes = 4202.1 GiB, refused before anything is allocated.
   CHECK(message_of(c, {.backend = BenchBackendKind::cpu, .tokens = 1'000'000'000}) ==
-        "the CPU reference needs up to about 4202.1 GiB for the activations of --tokens = 1000000000 (and 0.0 GiB "
-        "for the weights); more than 8 GiB: use fewer --tokens or --force");
+        "the CPU reference needs up to about 4202.1 GiB for the activations of BenchOptions::tokens = 1000000000 (and "
+        "0.0 GiB "
+        "for the weights); more than 8 GiB: use fewer BenchOptions::tokens or BenchOptions::force");
   CHECK(message_of(c, {.warmup = 1001, .repetitions = 1001}) ==
-        "--warmup = 1001: must be at most 1000\n--repetitions = 1001: must be at most 1000");
+        "BenchOptions::warmup = 1001: must be at most 1000\nBenchOptions::repetitions = 1001: must be at most 1000");
   ModelConfig deep = test::tiny_dense(65536);
   deep.loop = {1, 65536, 1024, 1.0 / 1024};
   CHECK(message_of(deep, {}) ==

@@ -12,7 +12,7 @@ std::vector<std::string> violations_of(const ModelConfig& c) {
   try {
     validate(c);
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }

@@ -26,7 +26,7 @@ std::vector<std::string> errors_of(const nlohmann::json& j) {
   try {
     (void)parse_hf_config(j.dump(), "config.json");
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }

@@ -14,7 +14,7 @@ std::vector<std::string> errors_of(const std::string& text) {
   try {
     (void)parse_native_config(text, "t.json");
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }

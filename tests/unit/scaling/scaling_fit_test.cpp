@@ -56,7 +56,7 @@ std::vector<std::string> read_errors(const std::string& path, LawForm form, cons
   try {
     (void)read_runs(path, form, label);
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }

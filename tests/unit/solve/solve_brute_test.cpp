@@ -74,7 +74,8 @@ TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", 
   for (int trial = 0; trial < 240; ++trial) {
     const ModelConfig b = random_baseline(r);
     LoopRecipe recipe;
-    recipe.span = std::vector<std::string>{"middle-half", "full", "0.25", "0.75"}[static_cast<std::size_t>(r.in(0, 3))];
+    recipe.span = std::vector<LoopSpan>{LoopSpan::middle_half(), LoopSpan::full(), LoopSpan::of_fraction(0.25),
+                                        LoopSpan::of_fraction(0.75)}[static_cast<std::size_t>(r.in(0, 3))];
     recipe.loops = r.in(1, 3);
     if (r.in(0, 4) == 0) recipe.depth = b.num_layers + r.in(0, 2);
     SearchSpace s;

@@ -22,7 +22,7 @@ std::vector<std::string> errors_of(const ModelConfig& b, const LoopRecipe& r, co
   try {
     (void)solve(b, r, s, o);
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }
@@ -93,10 +93,10 @@ TEST_CASE("a Baseline the space cannot match within 1% exits with reasons", "[so
   REQUIRE(r.why.size() == 3);
   CHECK(r.why[0] ==
         "kv_bytes_per_token: +3.12% misses the 1% tolerance: KV cache moves in steps of 9.4% here (head_dim multiple "
-        "of 8 with 2 KV heads); allow other --kv-heads or --head-dim values");
+        "of 8 with 2 KV heads); allow other SearchSpace::kv_heads or SearchSpace::head_dim values");
   CHECK(r.why[1] ==
         "flops_per_token: -3.55% misses the 1% tolerance (the largest mismatch): FLOPs move in steps of about 7.5% per "
-        "64 of hidden size here (--align-hidden)");
+        "64 of hidden size here (SearchSpace::align_hidden)");
   CHECK(r.why[2] ==
         "params_non_embedding: +3.22% misses the 1% tolerance: parameters move in steps of 2.6% per 8 experts at "
         "hidden size 1024");
@@ -153,33 +153,37 @@ TEST_CASE("a dense Baseline has no experts to vary", "[solve]") {
   const MatchResult r = solve(b, {}, {.align_hidden = 16, .align_head_dim = 4, .min_head_dim = 4});
   CHECK(r.candidates.front().knobs.experts == 0);
   CHECK(errors_of(b, {}, {.experts = KnobRange{8, 16}}) ==
-        std::vector<std::string>{"--experts: the Baseline has no routed experts to vary"});
+        std::vector<std::string>{"SearchSpace::experts: the Baseline has no routed experts to vary"});
 }
 
 TEST_CASE("empty or contradictory spaces are errors naming the option and the rule", "[solve]") {
   const ModelConfig b = example("smelt-baseline-12l.json");
   CHECK(errors_of(b, {}, {.align_hidden = 0, .align_experts = 0}) ==
-        std::vector<std::string>{"--align-hidden = 0: must be positive", "--align-experts = 0: must be positive"});
+        std::vector<std::string>{"SearchSpace::align_hidden = 0: must be positive",
+                                 "SearchSpace::align_experts = 0: must be positive"});
   CHECK(errors_of(b, {}, {.hidden = KnobRange{1000, 1000}}) ==
-        std::vector<std::string>{"--hidden = 1000: must be a multiple of --align-hidden = 64"});
+        std::vector<std::string>{"SearchSpace::hidden = 1000: must be a multiple of SearchSpace::align_hidden = 64"});
   CHECK(errors_of(b, {}, {.hidden = KnobRange{1000, 1010}}) ==
-        std::vector<std::string>{"--hidden = 1000:1010: contains no multiple of --align-hidden = 64"});
+        std::vector<std::string>{
+            "SearchSpace::hidden = 1000:1010: contains no multiple of SearchSpace::align_hidden = 64"});
   CHECK(errors_of(b, {}, {.hidden = KnobRange{900, 800}}) ==
-        std::vector<std::string>{"--hidden = 900:800: must be a positive value or a range LO:HI with LO <= HI"});
+        std::vector<std::string>{
+            "SearchSpace::hidden = 900:800: must be a positive value or a range LO:HI with LO <= HI"});
   CHECK(errors_of(b, {}, {.experts = KnobRange{2, 7}}) ==
-        std::vector<std::string>{"--experts = 2:7: contains no multiple of --align-experts = 8"});
+        std::vector<std::string>{"SearchSpace::experts = 2:7: contains no multiple of SearchSpace::align_experts = 8"});
   CHECK(errors_of(b, {}, {.experts = KnobRange{1, 7}, .align_experts = 1}) ==
-        std::vector<std::string>{"--experts = 1:7: must allow at least top_k = 8 experts"});
+        std::vector<std::string>{"SearchSpace::experts = 1:7: must allow at least top_k = 8 experts"});
   CHECK(errors_of(b, {}, {.kv_heads = KnobRange{3, 3}}) ==
-        std::vector<std::string>{"--kv-heads = 3: contains no divisor of the query heads (10)"});
-  CHECK(errors_of(b, {.span = "10-14", .loops = 0}, {}) ==
-        std::vector<std::string>{"--loops = 0: must be at least 1",
-                                 "--span = \"10-14\": must satisfy 1 <= first <= last <= 12 (the layers)"});
+        std::vector<std::string>{"SearchSpace::kv_heads = 3: contains no divisor of the query heads (10)"});
+  CHECK(errors_of(b, {.span = LoopSpan::layers(10, 14), .loops = 0}, {}) ==
+        std::vector<std::string>{"LoopRecipe::loops = 0: must be at least 1",
+                                 "LoopRecipe::span = \"10-14\": must satisfy 1 <= first <= last <= 12 (the layers)"});
   CHECK(errors_of(b, {}, {}, {.match = {}, .tolerance_pct = -1, .top = 0}) ==
-        std::vector<std::string>{"--top = 0: must be positive", "--tolerance = -1: must be a percentage >= 0",
-                                 "--match = \"\": must name at least one of flops, params, kv"});
+        std::vector<std::string>{"MatchOptions::top = 0: must be positive",
+                                 "MatchOptions::tolerance_pct = -1: must be a percentage >= 0",
+                                 "MatchOptions::match = \"\": must name at least one of flops, params, kv"});
   CHECK(errors_of(b, {}, {}, {.contexts = {0}}) ==
-        std::vector<std::string>{"--context = 0: must be between 1 and 1073741824"});
+        std::vector<std::string>{"MatchOptions::contexts = 0: must be between 1 and 1073741824"});
 }
 
 TEST_CASE("every option's range is checked before any arithmetic on it", "[solve]") {
@@ -188,29 +192,30 @@ TEST_CASE("every option's range is checked before any arithmetic on it", "[solve
   // wrapped product: SIGFPE; LO + align - 1; depth + looped layers) or was
   // undefined, before its range check.
   CHECK(errors_of(b, {}, {.align_ffn = i64{1} << 62}) ==
-        std::vector<std::string>{"--align-ffn = 4611686018427387904: must be at most 16777216"});
+        std::vector<std::string>{"SearchSpace::align_ffn = 4611686018427387904: must be at most 16777216"});
   CHECK(errors_of(b, {}, {.hidden = KnobRange{2, 100}, .align_hidden = INT64_MAX}) ==
-        std::vector<std::string>{"--align-hidden = 9223372036854775807: must be at most 16777216"});
+        std::vector<std::string>{"SearchSpace::align_hidden = 9223372036854775807: must be at most 16777216"});
   CHECK(errors_of(b, {.depth = INT64_MAX}, {}) ==
-        std::vector<std::string>{"--depth = 9223372036854775807: must be between 1 and 65536"});
+        std::vector<std::string>{"LoopRecipe::depth = 9223372036854775807: must be between 1 and 65536"});
   CHECK(errors_of(b, {.loops = INT64_MAX}, {}) ==
-        std::vector<std::string>{"--loops = 9223372036854775807: must be at most 1024"});
+        std::vector<std::string>{"LoopRecipe::loops = 9223372036854775807: must be at most 1024"});
   CHECK(errors_of(b, {}, {.align_experts = (i64{1} << 20) + 1, .align_head_dim = -1, .min_head_dim = i64{1} << 25}) ==
-        std::vector<std::string>{"--align-experts = 1048577: must be at most 1048576",
-                                 "--align-head-dim = -1: must be positive",
-                                 "--min-head-dim = 33554432: must be at most 16777216"});
+        std::vector<std::string>{"SearchSpace::align_experts = 1048577: must be at most 1048576",
+                                 "SearchSpace::align_head_dim = -1: must be positive",
+                                 "SearchSpace::min_head_dim = 33554432: must be at most 16777216"});
   // Expert counts are bounded as moe.num_experts is; KV heads as the heads.
   CHECK(errors_of(b, {}, {.experts = KnobRange{8, i64{1} << 21}}) ==
-        std::vector<std::string>{"--experts = 8:2097152: must be at most 1048576"});
-  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{0, 2}}) ==
-        std::vector<std::string>{"--kv-heads = 0:2: must be a positive value or a range LO:HI with LO <= HI"});
+        std::vector<std::string>{"SearchSpace::experts = 8:2097152: must be at most 1048576"});
+  CHECK(
+      errors_of(b, {}, {.kv_heads = KnobRange{0, 2}}) ==
+      std::vector<std::string>{"SearchSpace::kv_heads = 0:2: must be a positive value or a range LO:HI with LO <= HI"});
   CHECK(errors_of(b, {}, {.kv_heads = KnobRange{1, i64{1} << 25}}) ==
-        std::vector<std::string>{"--kv-heads = 1:33554432: must be at most 16777216"});
+        std::vector<std::string>{"SearchSpace::kv_heads = 1:33554432: must be at most 16777216"});
   // The tolerance becomes a count of millionths of a percent.
   CHECK(errors_of(b, {}, {}, {.tolerance_pct = 1e300}) ==
-        std::vector<std::string>{"--tolerance = 1e+300: must be at most 1000000"});
+        std::vector<std::string>{"MatchOptions::tolerance_pct = 1e+300: must be at most 1000000"});
   CHECK(errors_of(b, {}, {}, {.tolerance_pct = std::nan("")}) ==
-        std::vector<std::string>{"--tolerance = nan: must be a percentage >= 0"});
+        std::vector<std::string>{"MatchOptions::tolerance_pct = nan: must be a percentage >= 0"});
 }
 
 TEST_CASE("the search space is counted before it is listed", "[solve]") {
@@ -259,6 +264,6 @@ TEST_CASE("head counts and their KV divisors are listed in order, as brute force
 TEST_CASE("the contexts to match at are bounded in number", "[solve]") {
   const ModelConfig b = example("tiny-moe.json");
   CHECK(errors_of(b, {}, {}, {.contexts = std::vector<i64>(65, 8)}) ==
-        std::vector<std::string>{"--context: 65 contexts listed: at most 64"});
+        std::vector<std::string>{"MatchOptions::contexts: 65 contexts listed: at most 64"});
   CHECK(solve(b, {}, {}, {.contexts = std::vector<i64>(64, 8)}).candidates.front().budgets.size() == 64);
 }

@@ -22,14 +22,20 @@ std::vector<std::string> sweep_errors(const ModelConfig& b, const SweepOptions& 
   try {
     (void)sweep(b, o, s);
   } catch (const config_error& e) {
-    return e.violations();
+    return e.lines();
   }
   return {};
 }
 
+std::vector<std::string> texts(const std::vector<Violation>& violations) {
+  std::vector<std::string> out;
+  for (const auto& v : violations) out.push_back(v.text());
+  return out;
+}
+
 LoopRecipe recipe(std::string span, std::int64_t loops, std::optional<std::int64_t> depth = std::nullopt) {
   LoopRecipe r;
-  r.span = std::move(span);
+  r.span = parse_loop_span(span, "LoopRecipe::span");
   r.loops = loops;
   r.depth = depth;
   return r;
@@ -241,23 +247,24 @@ TEST_CASE("sweep: every bad sweep option at once, naming the option, the value a
   o.loops = {0, 2};
   o.depths = {0, 0.01, -1, 1.0};
   const std::vector<std::string> expected{
-      "--spans = 1.5: must be a fraction of the layers in [0, 1] (0% to 100%)",
-      "--spans = -0.25: must be a fraction of the layers in [0, 1] (0% to 100%)",
-      "--loops = 0: must be at least 1",
-      "--depths = 0: must be a depth multiplier > 0",
-      "--depths = 0.01: gives 0.01 x 12 layers, which must round to between 1 and 65536",
-      "--depths = -1: must be a depth multiplier > 0"};
-  CHECK(sweep_violations(b, o) == expected);
+      "SweepOptions::spans = 1.5: must be a fraction of the layers in [0, 1] (0% to 100%)",
+      "SweepOptions::spans = -0.25: must be a fraction of the layers in [0, 1] (0% to 100%)",
+      "SweepOptions::loops = 0: must be at least 1",
+      "SweepOptions::depths = 0: must be a depth multiplier > 0",
+      "SweepOptions::depths = 0.01: gives 0.01 x 12 layers, which must round to between 1 and 65536",
+      "SweepOptions::depths = -1: must be a depth multiplier > 0"};
+  CHECK(texts(sweep_violations(b, o)) == expected);
   CHECK(sweep_errors(b, o) == expected);
 
   SweepOptions none;
   none.spans = {};
   none.depths = {};
-  CHECK(sweep_errors(b, none) == std::vector<std::string>{"--spans, --depths: both empty, so the sweep has no rows"});
+  CHECK(sweep_errors(b, none) ==
+        std::vector<std::string>{"SweepOptions::spans, SweepOptions::depths: both empty, so the sweep has no rows"});
   SweepOptions no_loops;
   no_loops.loops = {};
   CHECK(sweep_errors(b, no_loops) ==
-        std::vector<std::string>{"--loops = \"\": must list at least one loop count for the spans above 0"});
+        std::vector<std::string>{"SweepOptions::loops = []: must list at least one loop count for the spans above 0"});
 
   ModelConfig listed = b;  // explicit MoE layers: the depth cannot change
   listed.moe.layers = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
@@ -265,8 +272,9 @@ TEST_CASE("sweep: every bad sweep option at once, naming the option, the value a
   depths.spans = {0};
   depths.depths = {1.0, 0.5};
   CHECK(sweep_errors(listed, depths) ==
-        std::vector<std::string>{"--depths = 0.5: the Baseline lists its MoE layers explicitly, so its depth cannot "
-                                 "change (use --depths none)"});
+        std::vector<std::string>{
+            "SweepOptions::depths = 0.5: the Baseline lists its MoE layers explicitly, so its depth cannot "
+            "change (use SweepOptions::depths = [])"});
 }
 
 TEST_CASE("sweep: solver errors: once each, marked with the rows they hit unless they hit all", "[sweep]") {
@@ -279,29 +287,30 @@ TEST_CASE("sweep: solver errors: once each, marked with the rows they hit unless
   s.hidden = KnobRange{1000, 1000};
   s.align_experts = 0;
   CHECK(sweep_errors(b, o, s) ==
-        std::vector<std::string>{"--align-experts = 0: must be positive",
-                                 "--hidden = 1000: must be a multiple of --align-hidden = 64"});
+        std::vector<std::string>{"SearchSpace::align_experts = 0: must be positive",
+                                 "SearchSpace::hidden = 1000: must be a multiple of SearchSpace::align_hidden = 64"});
   // Only the narrower models' default H domain [320, 1280] lacks a multiple of 2560.
   SearchSpace wide;
   wide.align_hidden = 2560;
   CHECK(sweep_errors(b, o, wide) ==
-        std::vector<std::string>{
-            "--hidden = 320:1280: contains no multiple of --align-hidden = 2560 (sweep rows: baseline, span 0.5 x2)"});
+        std::vector<std::string>{"SearchSpace::hidden = 320:1280: contains no multiple of SearchSpace::align_hidden = "
+                                 "2560 (sweep rows: baseline, span 0.5 x2)"});
 }
 
 TEST_CASE("sweep: loop counts are bounded as a config's loop.count", "[sweep]") {
   const ModelConfig b = example("smelt-baseline-12l.json");
   SweepOptions o;
   o.loops = {INT64_MAX, 1025, 1024};
-  CHECK(sweep_violations(b, o) == std::vector<std::string>{"--loops = 9223372036854775807: must be at most 1024",
-                                                           "--loops = 1025: must be at most 1024"});
+  CHECK(texts(sweep_violations(b, o)) ==
+        std::vector<std::string>{"SweepOptions::loops = 9223372036854775807: must be at most 1024",
+                                 "SweepOptions::loops = 1025: must be at most 1024"});
   o.spans = {std::nan("")};
   o.loops = {2};
   o.depths = {std::nan(""), HUGE_VAL};
-  CHECK(sweep_violations(b, o) ==
-        std::vector<std::string>{"--spans = nan: must be a fraction of the layers in [0, 1] (0% to 100%)",
-                                 "--depths = nan: must be a depth multiplier > 0",
-                                 "--depths = inf: must be a depth multiplier > 0"});
+  CHECK(texts(sweep_violations(b, o)) ==
+        std::vector<std::string>{"SweepOptions::spans = nan: must be a fraction of the layers in [0, 1] (0% to 100%)",
+                                 "SweepOptions::depths = nan: must be a depth multiplier > 0",
+                                 "SweepOptions::depths = inf: must be a depth multiplier > 0"});
 }
 
 TEST_CASE("sweep: each list holds at most 64 values", "[sweep]") {
@@ -309,6 +318,7 @@ TEST_CASE("sweep: each list holds at most 64 values", "[sweep]") {
   SweepOptions o;
   o.spans = std::vector<double>(65, 0.5);  // once deduplicated pairwise: quadratic in the list
   o.loops = std::vector<std::int64_t>(100, 2);
-  CHECK(sweep_violations(b, o) ==
-        std::vector<std::string>{"--spans: 65 values listed: at most 64", "--loops: 100 values listed: at most 64"});
+  CHECK(texts(sweep_violations(b, o)) ==
+        std::vector<std::string>{"SweepOptions::spans: 65 values listed: at most 64",
+                                 "SweepOptions::loops: 100 values listed: at most 64"});
 }

@@ -46,9 +46,9 @@ TEST_CASE("one input reports at most 100 violations and then says more were foun
     FAIL("no error");
   } catch (const smelt::config_error& e) {
     REQUIRE(e.violations().size() >= 101);
-    CHECK(e.violations()[0] == "moe.layers[0] = \"x\": must be an integer");
-    CHECK(e.violations()[99] == "moe.layers[99] = \"x\": must be an integer");
-    CHECK(e.violations()[100] == "(more violations after the first 100 are not listed)");
+    CHECK(e.violations()[0].text() == "moe.layers[0] = \"x\": must be an integer");
+    CHECK(e.violations()[99].text() == "moe.layers[99] = \"x\": must be an integer");
+    CHECK(e.violations()[100].text() == "(more violations after the first 100 are not listed)");
   }
 }
 

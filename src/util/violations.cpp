@@ -1,0 +1,26 @@
+#include "util/violations.hpp"
+
+#include <fmt/format.h>
+
+namespace smelt::detail {
+
+void Violations::range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+  const std::string shown = fmt::format("{}", value);
+  if (value < lo && lo == 1)
+    add(std::string(field), shown, "must be positive");
+  else if (value < lo)
+    add(std::string(field), shown, fmt::format("must be at least {}", lo));
+  else if (value > hi)
+    add(std::string(field), shown, fmt::format("must be at most {}", hi));
+}
+
+void throw_within(const std::string& where, const std::vector<Violation>& violations) {
+  std::vector<Violation> lines{Violation(where + ":")};
+  for (Violation v : violations) {
+    (v.field.empty() ? v.rule : v.field).insert(0, "  ");
+    lines.push_back(std::move(v));
+  }
+  throw config_error(std::move(lines));
+}
+
+}  // namespace smelt::detail
