@@ -8,10 +8,10 @@
 #include <cstring>
 #include <vector>
 
-#include "device_weights.hpp"
+#include "backend/device_weights.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/error.hpp"
-#include "timing.hpp"
+#include "device/timing.hpp"
 
 namespace {
 

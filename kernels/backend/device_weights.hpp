@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "device_buffer.hpp"
+#include "device/device_buffer.hpp"
 #include "smelt/bench_backend.hpp"
 
 namespace smelt::kernels {
