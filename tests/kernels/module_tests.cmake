@@ -12,3 +12,7 @@ add_test(NAME kernels.module.links_cuda
 add_test(NAME kernels.module.missing
   COMMAND ${CMAKE_COMMAND} -DSMELT_MATCH=$<TARGET_FILE:smelt-match> -DCONFIG=${PROJECT_SOURCE_DIR}/examples/tiny-moe.json
           -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/module-missing -P ${CMAKE_CURRENT_SOURCE_DIR}/kernels/host/module_missing.cmake)
+add_test(NAME kernels.module.installed
+  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DCONFIG=${PROJECT_SOURCE_DIR}/examples/tiny-moe.json
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/module-installed
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/kernels/host/module_installed.cmake)
