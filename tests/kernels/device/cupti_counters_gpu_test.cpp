@@ -16,8 +16,8 @@
 
 #include <cuda_bf16.h>
 
-#include "device/cuda_check.hpp"
 #include "cupti/cupti_counters.hpp"
+#include "device/cuda_check.hpp"
 #include "device/device.hpp"
 
 namespace {

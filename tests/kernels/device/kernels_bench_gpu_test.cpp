@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "backend/cuda_backend.hpp"
+#include "backend/device_weights.hpp"
+#include "backend/layer_runner.hpp"
 #include "device/cuda_check.hpp"
 #include "device/device.hpp"
 #include "device/device_buffer.hpp"
-#include "backend/device_weights.hpp"
 #include "device/gemm.hpp"
 #include "device/layer_kernels.hpp"
-#include "backend/layer_runner.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"

@@ -13,11 +13,11 @@
 #include <limits>
 #include <vector>
 
+#include "backend/device_weights.hpp"
+#include "backend/layer_runner.hpp"
 #include "device/device.hpp"
 #include "device/device_buffer.hpp"
-#include "backend/device_weights.hpp"
 #include "device/gemm.hpp"
-#include "backend/layer_runner.hpp"
 #include "smelt/bench_backend.hpp"
 #include "test_configs.hpp"
 

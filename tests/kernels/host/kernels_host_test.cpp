@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "backend/device_weights.hpp"
+#include "device/timing.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/error.hpp"
-#include "device/timing.hpp"
 
 namespace {
 
