@@ -181,7 +181,8 @@ void set_flops(BenchResult& r, const LayerPlan& plan, const FlopTally& tally, co
     r.gemm_flops.counter = counted.flops;
     r.gemm_flops.counter_note = counted.note;
   } else {
-    r.gemm_flops.counter_note = "counters cannot separate weight GEMMs from attention: see all products, or --moe-only";
+    r.gemm_flops.counter_note =
+        "counters cannot separate weight GEMMs from attention: see all products, or BenchOptions::moe_only";
   }
 }
 
