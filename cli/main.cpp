@@ -8,24 +8,20 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "bench_backends.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "flag_names.hpp"
 #include "smelt/error.hpp"
+#include "smelt/version.hpp"
 #include "suggest.hpp"
-
-#ifdef SMELT_HAS_CUDA
-#include "cuda_backend.hpp"
-#endif
 
 int main(int argc, char** argv) {
   using namespace smelt::cli;
-#ifdef SMELT_HAS_CUDA
-  smelt::kernels::register_cuda_backend();  // bench's CUDA backend, when this build has one
-#endif
+  register_bench_backends();
   CLI::App app{"smelt-match: count, match and benchmark looped Mixture-of-Experts configurations", "smelt-match"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "smelt-match 0.1.0");
+  app.set_version_flag("--version", std::string("smelt-match ") + smelt::version);
   std::map<const CLI::App*, Run> runs;
   for (auto add : {add_count, add_derive, add_sweep, add_bench, add_fit, add_frontier, add_convert}) {
     const Run run = add(app);

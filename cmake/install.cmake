@@ -8,6 +8,7 @@ install(TARGETS smelt EXPORT smeltTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS smelt-match RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/smelt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${SMELT_GENERATED_INCLUDE_DIR}/smelt/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/smelt)
 install(EXPORT smeltTargets NAMESPACE smelt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/smelt)
 
 configure_package_config_file(cmake/smeltConfig.cmake.in

@@ -44,12 +44,16 @@ run_step() {
   return 0
 }
 
-if ! "$build/cli/smelt-match" --version >/dev/null 2>&1; then
+# bench's CUDA backend is a module beside the build's lib directory, which
+# smelt-match loads on demand (docs/bench.md): a build without it is rebuilt.
+cuda_module() { find "$build" -name libsmelt_cuda_backend.so -print -quit 2>/dev/null; }
+if ! "$build/cli/smelt-match" --version >/dev/null 2>&1 || [ -z "$(cuda_module)" ]; then
   log "building $build"
   cmake --preset gpu -B "$build" >"$out/build.log" 2>&1 && cmake --build "$build" -j"$(nproc)" >>"$out/build.log" 2>&1 \
     || { tail -30 "$out/build.log"; exit 1; }
 fi
 m="$build/cli/smelt-match"
+log "CUDA backend module: $(cuda_module)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.csv" \
   || echo "nvidia-smi: not available"
 

@@ -16,9 +16,9 @@
 
 #include <cuda_bf16.h>
 
-#include "cuda_check.hpp"
-#include "cupti_counters.hpp"
-#include "device.hpp"
+#include "cupti/cupti_counters.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device.hpp"
 
 namespace {
 

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "cuda_backend.hpp"
-#include "cuda_check.hpp"
-#include "device.hpp"
-#include "device_buffer.hpp"
-#include "device_weights.hpp"
-#include "gemm.hpp"
-#include "layer_kernels.hpp"
-#include "layer_runner.hpp"
+#include "backend/cuda_backend.hpp"
+#include "backend/device_weights.hpp"
+#include "backend/layer_runner.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device.hpp"
+#include "device/device_buffer.hpp"
+#include "device/gemm.hpp"
+#include "device/layer_kernels.hpp"
 #include "smelt/bench_weights.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"

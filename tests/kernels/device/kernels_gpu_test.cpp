@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "device.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device.hpp"
 
 int main() {
   const smelt::kernels::DeviceInfo info = smelt::kernels::query_device();

@@ -2,6 +2,6 @@
 // cuda_emulation.hpp included first, SMELT_LAUNCH runs each launch on the CPU.
 #include "cuda_emulation.hpp"
 
-#include "attention_kernels.cu"
-#include "fill.cu"
-#include "moe_kernels.cu"
+#include "device/attention_kernels.cu"
+#include "device/fill.cu"
+#include "device/moe_kernels.cu"

@@ -13,11 +13,11 @@
 #include <limits>
 #include <vector>
 
-#include "device.hpp"
-#include "device_buffer.hpp"
-#include "device_weights.hpp"
-#include "gemm.hpp"
-#include "layer_runner.hpp"
+#include "backend/device_weights.hpp"
+#include "backend/layer_runner.hpp"
+#include "device/device.hpp"
+#include "device/device_buffer.hpp"
+#include "device/gemm.hpp"
 #include "smelt/bench_reference.hpp"
 #include "test_configs.hpp"
 

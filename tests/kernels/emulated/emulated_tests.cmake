@@ -20,23 +20,26 @@ target_link_libraries(kernels_emulated_test PRIVATE Catch2::Catch2 Threads::Thre
 target_compile_options(kernels_emulated_test
   PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing>)
 catch_discover_tests(kernels_emulated_test PROPERTIES TIMEOUT 120)  # a kernel bug can deadlock a barrier
-# LayerRunner whole on the CPU: the backend's host sources as they are, the
-# kernel launchers through the emulation, the runtime and cuBLAS faked.
-set(kernels_dir ${PROJECT_SOURCE_DIR}/kernels)
-add_executable(emulated_layer_test support/main_test.cpp kernels/emulated/emulated_layer_test.cpp kernels/emulated/emulated_kernels.cpp kernels/emulated/fake_cuda.cpp
-  ${kernels_dir}/layer_runner.cpp ${kernels_dir}/gemm.cpp ${kernels_dir}/device_weights.cpp ${kernels_dir}/timing.cpp
-  ${kernels_dir}/device.cpp)
-target_include_directories(emulated_layer_test PRIVATE kernels/emulated support ${kernels_dir} ${PROJECT_SOURCE_DIR}/src ${cuda_headers})
-target_link_libraries(emulated_layer_test PRIVATE smelt::smelt Catch2::Catch2 Threads::Threads ${SMELT_FMT})
-target_compile_options(emulated_layer_test
-  PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing>)
+# LayerRunner whole on the CPU: the backend's host sources as they are (one
+# OBJECT library, kernels/sources.cmake's list, for every test that runs them),
+# the kernel launchers through the emulation, the runtime and cuBLAS faked.
+include(${PROJECT_SOURCE_DIR}/kernels/sources.cmake)
+add_library(kernels_emulated_objects OBJECT ${SMELT_KERNELS_EMULATED_SOURCES} kernels/emulated/emulated_kernels.cpp
+  kernels/emulated/fake_cuda.cpp)
+target_include_directories(kernels_emulated_objects PUBLIC kernels/emulated ${SMELT_KERNELS_DIR} ${PROJECT_SOURCE_DIR}/src ${cuda_headers})
+target_link_libraries(kernels_emulated_objects PUBLIC smelt::smelt Threads::Threads ${SMELT_FMT})
+target_compile_options(kernels_emulated_objects
+  PUBLIC $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing>)
 # Under AddressSanitizer (fake device memory is allocated to the byte): a
 # kernel or product reaching past a buffer fails the test.
 if(NOT SMELT_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-  target_compile_options(emulated_layer_test PRIVATE -fsanitize=address -fno-omit-frame-pointer)
-  target_link_options(emulated_layer_test PRIVATE -fsanitize=address)
+  target_compile_options(kernels_emulated_objects PUBLIC -fsanitize=address -fno-omit-frame-pointer)
+  target_link_options(kernels_emulated_objects PUBLIC -fsanitize=address)
 endif()
 set_source_files_properties(kernels/emulated/fake_cuda.cpp PROPERTIES COMPILE_OPTIONS -O2)  # its naive GEMMs
+add_executable(emulated_layer_test support/main_test.cpp kernels/emulated/emulated_layer_test.cpp)
+target_include_directories(emulated_layer_test PRIVATE support)
+target_link_libraries(emulated_layer_test PRIVATE kernels_emulated_objects Catch2::Catch2)
 catch_discover_tests(emulated_layer_test PROPERTIES TIMEOUT 300)
 # The same under ThreadSanitizer: a race between a block's threads (a missing
 # __syncthreads or __syncwarp, on shared or global memory) is reported.

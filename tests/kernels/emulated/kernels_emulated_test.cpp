@@ -15,8 +15,8 @@
 #include <set>
 #include <vector>
 
-#include "attention_kernels.cuh"
-#include "moe_kernels.cuh"
+#include "device/attention_kernels.cuh"
+#include "device/moe_kernels.cuh"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "gemm_shapes.hpp"
+#include "device/gemm_shapes.hpp"
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <vector>
 
-#include "device_weights.hpp"
+#include "backend/device_weights.hpp"
+#include "device/timing.hpp"
 #include "smelt/bench_weights.hpp"
 #include "smelt/error.hpp"
-#include "timing.hpp"
 
 namespace {
 

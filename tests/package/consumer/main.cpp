@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "smelt/cost.hpp"
+#include "smelt/version.hpp"
 
 int main() {
   smelt::ModelConfig c;
@@ -16,6 +17,6 @@ int main() {
   c.moe.top_k = 2;
   c.moe.expert_width = 14336;
   const smelt::CostReport r = smelt::count(c);
-  std::printf("consumer: mixtral total %lld\n", static_cast<long long>(r.params.total));
+  std::printf("consumer: smelt %s, mixtral total %lld\n", smelt::version, static_cast<long long>(r.params.total));
   return 0;
 }

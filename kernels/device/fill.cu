@@ -1,9 +1,9 @@
 // Grid-stride fill, used to poison outputs before a run.
 #include <algorithm>
 
-#include "cuda_check.hpp"
-#include "device.hpp"
-#include "device_common.cuh"
+#include "device/cuda_check.hpp"
+#include "device/device.hpp"
+#include "device/device_common.cuh"
 
 namespace smelt::kernels {
 namespace {

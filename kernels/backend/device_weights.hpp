@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "device_buffer.hpp"
+#include "device/device_buffer.hpp"
 #include "smelt/bench_weights.hpp"
 
 namespace smelt::kernels {

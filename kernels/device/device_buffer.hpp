@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "cuda_check.hpp"
+#include "device/cuda_check.hpp"
 
 namespace smelt::kernels {
 

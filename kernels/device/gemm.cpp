@@ -1,4 +1,4 @@
-#include "gemm.hpp"
+#include "device/gemm.hpp"
 
 #include <limits>
 

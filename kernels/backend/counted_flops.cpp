@@ -1,12 +1,12 @@
-#include "counted_flops.hpp"
+#include "backend/counted_flops.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "cuda_check.hpp"
-#include "cupti_counters.hpp"
-#include "timing.hpp"
+#include "cupti/cupti_counters.hpp"
+#include "device/cuda_check.hpp"
+#include "device/timing.hpp"
 
 namespace smelt::kernels {
 namespace {

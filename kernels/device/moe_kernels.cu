@@ -4,9 +4,9 @@
 #include <climits>
 #include <cstdint>
 
-#include "cuda_check.hpp"
-#include "layer_kernels.hpp"
-#include "moe_kernels.cuh"
+#include "device/cuda_check.hpp"
+#include "device/layer_kernels.hpp"
+#include "device/moe_kernels.cuh"
 #include "smelt/error.hpp"
 
 namespace smelt::kernels {

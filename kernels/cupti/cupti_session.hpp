@@ -9,7 +9,7 @@
 // fresh counter data image, started, and stopped and decoded after the range.
 #pragma once
 
-#include "cupti_counters.hpp"
+#include "cupti/cupti_counters.hpp"
 
 #include <cstddef>
 #include <cstdint>

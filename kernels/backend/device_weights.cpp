@@ -1,4 +1,4 @@
-#include "device_weights.hpp"
+#include "backend/device_weights.hpp"
 
 #include <algorithm>
 #include <cstring>

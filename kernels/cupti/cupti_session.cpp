@@ -2,7 +2,7 @@
 // cupti_session.hpp for the order of calls): finding the context, the host
 // object and config image, enabling the range profiler with a fresh counter
 // data image, starting, stopping and decoding a range, and evaluating it.
-#include "cupti_session.hpp"
+#include "cupti/cupti_session.hpp"
 
 #if SMELT_CUPTI_RANGE_PROFILER
 

@@ -1,8 +1,8 @@
-#include "device.hpp"
+#include "device/device.hpp"
 
 #include <fmt/format.h>
 
-#include "cuda_check.hpp"
+#include "device/cuda_check.hpp"
 
 namespace smelt::kernels {
 namespace detail {

@@ -1,12 +1,12 @@
-#include "timing.hpp"
+#include "device/timing.hpp"
 
 #include <algorithm>
 #include <utility>
 
-#include "cuda_check.hpp"
-#include "device_buffer.hpp"
-#include "gemm.hpp"
-#include "layer_kernels.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device_buffer.hpp"
+#include "device/gemm.hpp"
+#include "device/layer_kernels.hpp"
 #include "util/median.hpp"
 
 namespace smelt::kernels {

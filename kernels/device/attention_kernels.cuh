@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "device_common.cuh"
-#include "layer_kernels.hpp"
+#include "device/device_common.cuh"
+#include "device/layer_kernels.hpp"
 
 namespace smelt::kernels::device {
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "device_weights.hpp"
-#include "gemm.hpp"
+#include "backend/device_weights.hpp"
+#include "device/gemm.hpp"
 #include "smelt/bench_reference.hpp"
 
 namespace smelt::kernels {

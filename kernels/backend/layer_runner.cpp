@@ -1,4 +1,4 @@
-#include "layer_runner.hpp"
+#include "backend/layer_runner.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "cuda_check.hpp"
-#include "layer_kernels.hpp"
+#include "device/cuda_check.hpp"
+#include "device/layer_kernels.hpp"
+#include "device/timing.hpp"
 #include "smelt/error.hpp"
-#include "timing.hpp"
 #include "util/parallel_for.hpp"
 
 namespace smelt::kernels {

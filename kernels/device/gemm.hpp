@@ -9,9 +9,9 @@
 
 #include <cublas_v2.h>
 
-#include "device_buffer.hpp"
-#include "gemm_shapes.hpp"
-#include "layer_kernels.hpp"
+#include "device/device_buffer.hpp"
+#include "device/gemm_shapes.hpp"
+#include "device/layer_kernels.hpp"
 
 namespace smelt::kernels {
 

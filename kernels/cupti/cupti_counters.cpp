@@ -3,9 +3,9 @@
 // image and the range profiler calls) is TensorCounter::State, in
 // cupti_session.hpp/.cpp; without the Range Profiler API in the toolkit a stub
 // State here says why.
-#include "cupti_counters.hpp"
+#include "cupti/cupti_counters.hpp"
 
-#include "cupti_session.hpp"
+#include "cupti/cupti_session.hpp"
 
 #include <cmath>
 #include <cstddef>

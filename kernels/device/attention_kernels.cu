@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "attention_kernels.cuh"
-#include "cuda_check.hpp"
-#include "layer_kernels.hpp"
+#include "device/attention_kernels.cuh"
+#include "device/cuda_check.hpp"
+#include "device/layer_kernels.hpp"
 
 namespace smelt::kernels {
 
