@@ -109,9 +109,8 @@ void require_device_memory(std::size_t needed) {
 // them, the device the visited ones (the check plan's weights are the same).
 std::vector<LayerWeights> draw_weights(const LayerPlan& plan, std::uint64_t seed) {
   std::vector<LayerWeights> weights(static_cast<std::size_t>(plan.config.num_layers));
-  smelt::detail::parallel_for(weights.size(), 0, [&](std::size_t l) {
-    weights[l] = make_layer_weights(plan, static_cast<i64>(l), seed);
-  });
+  smelt::detail::parallel_for(weights.size(), 0,
+                              [&](std::size_t l) { weights[l] = make_layer_weights(plan, static_cast<i64>(l), seed); });
   return weights;
 }
 
