@@ -27,7 +27,7 @@ using BenchModuleCreateFn = BenchBackend* (*)();
 // time unavailable() or run() is called; registering it costs nothing. Until
 // the module loads, unavailable() says why it cannot (the loader's message:
 // the file missing, a CUDA library missing, a version mismatch), and run()
-// throws config_error with that reason. A loaded module stays loaded.
+// throws cuda_error with that reason. A loaded module stays loaded.
 std::shared_ptr<BenchBackend> make_module_backend(std::string name, std::filesystem::path path);
 
 }  // namespace smelt

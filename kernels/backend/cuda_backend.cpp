@@ -210,7 +210,7 @@ std::optional<std::string> CudaBackend::unavailable() const {
 }
 
 BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options) {
-  if (const auto why = unavailable()) throw config_error("BenchOptions::backend = \"cuda\": unavailable: " + *why);
+  if (const auto why = unavailable()) throw cuda_error("BenchOptions::backend = \"cuda\": unavailable: " + *why);
   check_supported(plan);
   detail_ = CudaRunDetail{};
   CudaRunDetail detail;

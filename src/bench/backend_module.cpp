@@ -61,7 +61,7 @@ class ModuleBackend : public BenchBackend {
 
   BenchResult run(const LayerPlan& plan, const BenchOptions& options) override {
     const Loaded& l = loaded();
-    if (!l.backend) throw config_error(l.error);
+    if (!l.backend) throw cuda_error(l.error);
     return l.backend->run(plan, options);
   }
 

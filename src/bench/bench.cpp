@@ -57,9 +57,10 @@ std::shared_ptr<BenchBackend> choose(BenchBackendKind kind) {
   std::shared_ptr<BenchBackend> cuda = registry().find("cuda");
   if (kind == BenchBackendKind::cuda) {
     if (!cuda)
-      throw config_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: no CUDA backend in this build"));
+      throw cuda_error(
+          Violation("BenchOptions::backend", "\"cuda\"", "unavailable: no CUDA backend in this build").text());
     if (auto why = cuda->unavailable())
-      throw config_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: " + *why));
+      throw cuda_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: " + *why).text());
     return cuda;
   }
   if (kind == BenchBackendKind::automatic && cuda && !cuda->unavailable()) return cuda;

@@ -9,7 +9,7 @@ smelt_cli_test(bench.error.tokens EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --
                STDERR "--tokens = 0: must be positive")
 smelt_cli_test(bench.error.context EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --context 16 --backend cpu STDOUT_EMPTY
                STDERR "--context = 16: must be at most the config's context_length = 8")
-smelt_cli_test(bench.error.cuda EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cuda STDOUT_EMPTY
+smelt_cli_test(bench.error.cuda EXIT 5 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cuda STDOUT_EMPTY
                STDERR "--backend = \"cuda\": unavailable: ")
 smelt_cli_test(bench.error.mla EXIT 2 ARGS bench ${SMELT_EX}/deepseek-v3-mla.json --backend cpu STDOUT_EMPTY
                STDERR "attention.type = \"mla\": not supported by the benchmark yet")

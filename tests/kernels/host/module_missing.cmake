@@ -17,8 +17,8 @@ endforeach()
 execute_process(COMMAND ${exe} bench ${CONFIG} --backend cuda ${small} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 set(expected "unavailable: cannot load the cuda backend's module: [^\n]*/lib[^\n]*/libsmelt_cuda_backend.so: cannot open shared object file")
-if(NOT rc EQUAL 2 OR NOT err MATCHES "${expected}" OR NOT out STREQUAL "")
-  message(FATAL_ERROR "--backend cuda without the module: exit ${rc} (expected 2), stderr:\n${err}\n"
+if(NOT rc EQUAL 5 OR NOT err MATCHES "${expected}" OR NOT out STREQUAL "")
+  message(FATAL_ERROR "--backend cuda without the module: exit ${rc} (expected 5), stderr:\n${err}\n"
                       "expected to match: ${expected}")
 endif()
 message("--backend cuda without the module: ${err}")

@@ -17,10 +17,10 @@ std::string run_message(BenchBackend& backend) {
   plan.tokens = 7;
   try {
     backend.run(plan, BenchOptions{});
-  } catch (const config_error& e) {
+  } catch (const error& e) {
     return e.what();
   }
-  return "no config_error";
+  return "no error";
 }
 
 }  // namespace
@@ -31,6 +31,7 @@ TEST_CASE("a module backend is loaded on first use and runs the module's backend
   CHECK(backend->unavailable() == std::nullopt);
   // The module's exception crosses the library boundary as the library's type.
   CHECK(run_message(*backend) == "fake module ran 7 tokens");
+  CHECK_THROWS_AS(backend->run(LayerPlan{}, BenchOptions{}), config_error);
 }
 
 TEST_CASE("a missing module says which file and why, and run() refuses with the same reason", "[bench_module]") {
@@ -40,6 +41,8 @@ TEST_CASE("a missing module says which file and why, and run() refuses with the 
       "No such file or directory";
   CHECK(backend->unavailable() == expected);
   CHECK(run_message(*backend) == expected);
+  // A module that cannot load is the machine's limit (exit 5), not bad input.
+  CHECK_THROWS_AS(backend->run(LayerPlan{}, BenchOptions{}), cuda_error);
 }
 
 TEST_CASE("a library without the entry points is not taken for a module", "[bench_module]") {
