@@ -80,7 +80,10 @@ std::string to_flags(std::string_view text) {
 
 std::string describe(const smelt::error& e) {
   const auto* config = dynamic_cast<const smelt::config_error*>(&e);
-  if (!config) return to_flags(e.what());  // a cuda_error may name BenchOptions::backend
+  // A cuda_error may name BenchOptions::backend; other errors' texts hold file
+  // names, which are never rewritten.
+  if (dynamic_cast<const smelt::cuda_error*>(&e)) return to_flags(e.what());
+  if (!config) return e.what();
   std::string out;
   for (const auto& v : config->violations()) {
     if (!out.empty()) out += '\n';

@@ -16,7 +16,7 @@ namespace smelt::cli {
 std::string to_flags(std::string_view text);
 
 // A library error as smelt-match prints it: what(), with a config_error's
-// violations in flag names.
+// violations and a cuda_error's text in flag names.
 std::string describe(const smelt::error& e);
 
 }  // namespace smelt::cli

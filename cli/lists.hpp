@@ -4,12 +4,13 @@
 // stops at the first).
 #pragma once
 
-#include <charconv>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "util/parse_number.hpp"
 
 namespace smelt::cli {
 
@@ -18,13 +19,8 @@ namespace smelt::cli {
 // between two commas: "1e20,,1e21" lists two.)
 std::vector<std::string> list_items(const std::vector<std::string>& given);
 
-// The whole of `text` as a number of type T (no sign prefix "+", no spaces).
-template <class T>
-bool parse_number(std::string_view text, T& out) {
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  return !text.empty() && ec == std::errc() && ptr == end;
-}
+// The whole of `text` as a number of type T (util/parse_number.hpp).
+using smelt::detail::parse_number;
 
 // A library default as the items of a list option ({0.5, 1.25} -> {"0.5", "1.25"}),
 // so that --help shows it and it is read as the user's words would be.

@@ -1,12 +1,12 @@
 // Layer queries on ModelConfig and the 1-based span syntax.
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
 #include "util/excerpt.hpp"
+#include "util/parse_number.hpp"
 
 namespace smelt {
 
@@ -27,22 +27,13 @@ std::int64_t ModelConfig::visits(std::int64_t layer) const {
   return (layer + 1 >= loop.first && layer + 1 <= loop.last) ? loop.count : 1;
 }
 
-namespace {
-bool parse_int(std::string_view s, std::int64_t& out) {
-  if (s.empty()) return false;
-  const auto* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
-}  // namespace
-
 void parse_span(std::string_view text, std::string_view field, LoopConfig& loop) {
   const auto dash = text.find('-');
   std::int64_t first = 0;
   std::int64_t last = 0;
-  const bool ok = dash == std::string_view::npos
-                      ? parse_int(text, first) && (last = first, true)
-                      : parse_int(text.substr(0, dash), first) && parse_int(text.substr(dash + 1), last);
+  const bool ok = dash == std::string_view::npos ? detail::parse_number(text, first) && (last = first, true)
+                                                 : detail::parse_number(text.substr(0, dash), first) &&
+                                                       detail::parse_number(text.substr(dash + 1), last);
   if (!ok)
     throw config_error(Violation(std::string(field), fmt::format("\"{}\"", detail::excerpt(text)),
                                  "must be a 1-based inclusive layer span such as \"4-9\""));

@@ -20,6 +20,7 @@
 #include "util/enum_names.hpp"
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
+#include "util/parse_number.hpp"
 
 namespace smelt {
 namespace {
@@ -122,8 +123,7 @@ class RowReader {
     double v = cell->number;
     if (cell->kind == Cell::Kind::text) {
       const std::string& s = cell->shown;
-      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (ec != std::errc() || end != s.data() + s.size())
+      if (!detail::parse_number(s, v))
         return bad(fmt::format("{} = \"{}\": must be a number", column, detail::excerpt(s)));
     }
     const std::string shown = detail::excerpt(cell->shown);

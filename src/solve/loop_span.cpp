@@ -8,6 +8,7 @@
 #include "smelt/error.hpp"
 #include "smelt/recipe.hpp"
 #include "util/excerpt.hpp"
+#include "util/parse_number.hpp"
 
 namespace smelt {
 namespace {
@@ -18,9 +19,7 @@ std::optional<double> parse_fraction(std::string_view text) {
   const bool percent = !text.empty() && text.back() == '%';
   if (percent) text.remove_suffix(1);
   double value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || (text.find('.') == std::string_view::npos && !percent)) return std::nullopt;
+  if (!detail::parse_number(text, value) || (text.find('.') == std::string_view::npos && !percent)) return std::nullopt;
   return percent ? value / 100.0 : value;
 }
 

@@ -56,9 +56,14 @@ TEST_CASE("library names become flags, whole names only, values and other text k
   CHECK(to_flags("attention.num_heads = 0: must be positive") == "attention.num_heads = 0: must be positive");
 }
 
-TEST_CASE("a config_error prints each violation in flag names, other errors their what()", "[cli][errors]") {
+TEST_CASE(
+    "a config_error prints each violation in flag names, a cuda_error its text in flag names, other errors their "
+    "what()",
+    "[cli][errors]") {
   CHECK(describe(config_error({Violation("LoopRecipe::loops", "0", "must be at least 1"),
                                Violation("BenchOptions::tokens", "-4", "must be positive")})) ==
         "--loops = 0: must be at least 1\n--tokens = -4: must be positive");
   CHECK(describe(io_error("cannot read 'LoopRecipe::span'")) == "cannot read 'LoopRecipe::span'");
+  CHECK(describe(cuda_error("BenchOptions::backend = \"cuda\": unavailable: no CUDA device found")) ==
+        "--backend = \"cuda\": unavailable: no CUDA device found");
 }
