@@ -54,6 +54,7 @@ double diff_pct(double value, double reference) {
 std::string bench_report_json(const std::vector<BenchResult>& results) {
   ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
+  j["kind"] = "bench";
   j["results"] = ordered_json::array();
   for (const auto& r : results) j["results"].push_back(result_json(r));
   if (results.size() > 1) {
