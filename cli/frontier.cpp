@@ -112,6 +112,7 @@ std::string json(const std::vector<Named>& laws, const std::vector<double>& budg
   using nlohmann::ordered_json;
   ordered_json j;
   j["schema_version"] = 1;
+  j["kind"] = "frontier";
   j["reference"] = laws.front().name();
   j["sparsity"] = sparsity;
   j["laws"] = ordered_json::array();

@@ -13,7 +13,7 @@ fail() {
 }
 
 packages=(build-essential cmake ninja-build clang-format libcli11-dev nlohmann-json3-dev libeigen3-dev libfmt-dev
-          catch2 libbenchmark-dev liblbfgspp-dev)
+          catch2 libbenchmark-dev liblbfgspp-dev libopenblas-serial-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,9 @@
-// The reference block of bench_reference.hpp in Eigen, in float or double. It
-// performs only the products the counting contract counts (each causal query
-// against exactly the keys it may see, each expert on exactly its tokens), so
-// adding 2 m n k per product gives the executed FLOPs by construction.
+// The reference block of bench_reference.hpp in Eigen, in float or double, its
+// weight products through OpenBLAS (bench/blas.hpp). It performs only the
+// products the counting contract counts (each causal query against exactly the
+// keys it may see, each expert on exactly its tokens), so adding 2 m n k per
+// product gives the executed FLOPs by construction: every weight product goes
+// through Runner::times, which counts it.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -11,6 +13,7 @@
 
 #include <Eigen/Dense>
 
+#include "bench/blas.hpp"
 #include "smelt/bench_reference.hpp"
 
 namespace smelt {
@@ -22,8 +25,6 @@ template <class T>
 using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T>
 using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
-template <class T>
-using CMap = Eigen::Map<const Mat<T>>;
 
 Index ix(i64 v) { return static_cast<Index>(v); }
 std::size_t u(i64 v) { return static_cast<std::size_t>(v); }
@@ -97,13 +98,19 @@ class Runner {
   Flops flops;
 
  private:
+  // a (m x k) times the row-major k x n weight w, counted as 2 m n k.
+  Mat<T> times(const Mat<T>& a, const T* w, i64 n) {
+    const i64 m = a.rows(), k = a.cols();
+    Mat<T> c(ix(m), ix(n));
+    detail::gemm(m, n, k, a.data(), w, c.data());
+    flops.weights(m, n, k);
+    return c;
+  }
+
   Mat<T> attention(const Mat<T>& x, const Layer<T>& w, LayerAttention kind) {
     const auto& a = c_.attention;
     const i64 n = plan_.tokens, d = a.head_dim, q = a.num_heads * d, kv = a.num_kv_heads * d;
-    const Mat<T> qm = x * CMap<T>(w.wq, ix(h_), ix(q));
-    const Mat<T> km = x * CMap<T>(w.wk, ix(h_), ix(kv));
-    const Mat<T> vm = x * CMap<T>(w.wv, ix(h_), ix(kv));
-    flops.weights(n, q, h_), flops.weights(n, kv, h_), flops.weights(n, kv, h_);
+    const Mat<T> qm = times(x, w.wq, q), km = times(x, w.wk, kv), vm = times(x, w.wv, kv);
     Mat<T> heads(ix(n), ix(q));
     Vec<T> p(ix(plan_.context));
     const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(d)));
@@ -126,26 +133,21 @@ class Runner {
         }
       }
     }
-    flops.weights(n, h_, q);
-    return heads * CMap<T>(w.wo, ix(q), ix(h_));
+    return times(heads, w.wo, h_);
   }
 
   // SwiGLU (or gelu_tanh for plain FFNs) over the rows of `in`.
   Mat<T> ffn(const Mat<T>& in, const Ffn<T>& f) {
-    const i64 m = in.rows();
-    Mat<T> up = in * CMap<T>(f.up, ix(h_), ix(f.width));
-    flops.weights(m, f.width, h_);
+    Mat<T> up = times(in, f.up, f.width);
     if (c_.ffn.type == FfnType::gated) {
-      const Mat<T> g = in * CMap<T>(f.gate, ix(h_), ix(f.width));
-      flops.weights(m, f.width, h_);
+      const Mat<T> g = times(in, f.gate, f.width);
       up.array() *= g.array() / (static_cast<T>(1) + (-g.array()).exp());
     } else {
       const T k0 = static_cast<T>(0.7978845608028654), k1 = static_cast<T>(0.044715);  // sqrt(2/pi)
       up.array() =
           static_cast<T>(0.5) * up.array() * (static_cast<T>(1) + (k0 * (up.array() + k1 * up.array().cube())).tanh());
     }
-    flops.weights(m, h_, f.width);
-    return up * CMap<T>(f.down, ix(f.width), ix(h_));
+    return times(up, f.down, h_);
   }
 
   std::vector<i64> choose(const Mat<T>& scores, i64 moe_visit) {
@@ -176,8 +178,7 @@ class Runner {
   Mat<T> moe(const Mat<T>& x, const Layer<T>& w, ReferenceRun& run) {
     const auto& m = c_.moe;
     const i64 n = plan_.tokens, k = m.top_k, experts = m.num_experts;
-    Mat<T> scores = x * CMap<T>(w.router, ix(h_), ix(experts));
-    flops.weights(n, experts, h_);
+    Mat<T> scores = times(x, w.router, experts);
     if (m.router_score == RouterScore::softmax) {
       // Row reductions evaluated first: they read the rows being overwritten.
       const Vec<T> top = scores.rowwise().maxCoeff();
@@ -221,9 +222,8 @@ class Runner {
       Mat<T> shared = Mat<T>::Zero(ix(n), ix(h_));
       for (const Ffn<T>& f : w.shared) shared += ffn(x, f);
       if (w.shared_gate) {
-        const Vec<T> g = x * Eigen::Map<const Vec<T>>(w.shared_gate, ix(h_));
-        flops.weights(n, 1, h_);
-        shared.array().colwise() *= static_cast<T>(1) / (static_cast<T>(1) + (-g.array()).exp());
+        const Mat<T> g = times(x, w.shared_gate, 1);
+        shared.array().colwise() *= static_cast<T>(1) / (static_cast<T>(1) + (-g.col(0).array()).exp());
       }
       out += shared;
     }
@@ -257,6 +257,7 @@ ReferenceRun forward(const LayerPlan& plan, const std::vector<float>& input, con
     t.dense = convert.ffn(lw.dense, c.ffn.dense_width);
   }
   Mat<T> x = Eigen::Map<const Mat<float>>(input.data(), ix(plan.tokens), ix(c.hidden_size)).template cast<T>();
+  const detail::SingleThreadedBlas one_thread;
   Runner<T> runner(plan, balanced, replay);
   ReferenceRun run;
   for (const i64 layer : plan.visits) runner.visit(x, layers[u(layer)], layer, run);

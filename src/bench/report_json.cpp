@@ -52,6 +52,7 @@ ordered_json result_json(const BenchResult& r) {
 std::string bench_report_json(const std::vector<BenchResult>& results) {
   ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
+  j["kind"] = "bench";
   j["results"] = ordered_json::array();
   for (const auto& r : results) j["results"].push_back(result_json(r));
   if (results.size() > 1) {

@@ -96,6 +96,7 @@ ordered_json model_json(const CountedModel& m, Convention convention) {
   const CostReport& r = m.cost;
   ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
+  j["kind"] = "count";
   j["model"] = r.model;
   j["convention"] = to_string(convention);
   j["context_length"] = r.context_length;

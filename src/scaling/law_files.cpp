@@ -20,6 +20,9 @@ namespace {
 
 using nlohmann::ordered_json;
 constexpr int kLawSchemaVersion = 1;
+// Every report names what it is beside its schema_version (docs/json-schema.md);
+// a law file without the key (written before it existed) is still read.
+constexpr const char* kLawKind = "laws";
 
 ordered_json law_json(const Law& law) {
   const std::vector<std::string> names = parameter_names(law.form);
@@ -124,7 +127,7 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Vi
 
 std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<Violation>& violations) {
   std::vector<Law> laws;
-  if (json.is_object() && !json.contains("laws") && !json.contains("schema_version")) {
+  if (json.is_object() && !json.contains("laws") && !json.contains("schema_version") && !json.contains("kind")) {
     laws.push_back(read_law(json, "", violations));  // a single hand-written law
     return laws;
   }
@@ -137,6 +140,12 @@ std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<Violation>& 
   const std::int64_t version = o.integer("schema_version");
   if (o.has("schema_version") && version != kLawSchemaVersion)
     violations.push_back(fmt::format("schema_version = {}: must be {}", version, kLawSchemaVersion));
+  if (o.has("kind")) {
+    const auto* kind = o.raw("kind");
+    if (!kind->is_string() || kind->get<std::string>() != kLawKind)
+      violations.push_back(
+          fmt::format("kind = {}: must be \"{}\", the kind of a law file", detail::json_excerpt(*kind), kLawKind));
+  }
   const auto* list = o.raw("laws");
   if (!list)
     violations.push_back("laws: missing (required)");
@@ -155,6 +164,7 @@ std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<Violation>& 
 std::string laws_to_json(const std::vector<Law>& laws) {
   ordered_json j;
   j["schema_version"] = kLawSchemaVersion;
+  j["kind"] = kLawKind;
   j["laws"] = ordered_json::array();
   for (const Law& law : laws) j["laws"].push_back(law_json(law));
   return j.dump(2) + "\n";

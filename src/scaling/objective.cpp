@@ -1,19 +1,36 @@
-// The Huber objective on log loss and its analytic gradient, vectorised over
-// the runs with Eigen arrays (the fit's hot loop: a 4,500-start fit evaluates
-// it about a million times).
+// The Huber objective on log loss and its analytic gradient: one pass over the
+// runs (the fit's hot loop: a 4,500-start fit evaluates it about a million
+// times, and 97% of the fit's instructions were here).
+//
+// Runtime dispatch: the library is built for baseline x86-64 (no host
+// sniffing), where exp and log of a whole array run two doubles at a time.
+// GCC compiles the pass once per instruction set (target_clones: AVX-512,
+// AVX2, baseline) and the loader picks the widest the machine has (an ifunc).
+// Its exp and log are glibc's vector functions (libmvec, declared below as
+// OpenMP SIMD functions; the loop is an `omp simd` loop under -fopenmp-simd,
+// no OpenMP run time; -fno-trapping-math lets the AVX2 clone blend the Huber
+// branches, which it otherwise leaves scalar): 8 or 4 lanes instead of 2. libmvec's exp and log are
+// within 4 ulp rather than glibc's scalar 1, and the sums are taken in the
+// order of the lanes: results agree with the baseline build to about 1e-15
+// relative, and a given machine gives the same bits on every run.
 #include "scaling/objective.hpp"
 
 #include <cmath>
 
-#include <Eigen/Core>
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+// The declarations glibc's <math.h> makes only under -ffast-math (which would
+// also assume finite values: the objective relies on an overflow giving inf).
+extern "C" {
+__attribute__((simd("notinbranch"))) double exp(double) noexcept;
+__attribute__((simd("notinbranch"))) double log(double) noexcept;
+}
+#define SMELT_OBJECTIVE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SMELT_OBJECTIVE_CLONES
+#endif
 
 namespace smelt::detail {
 namespace {
-
-using Eigen::ArrayXd;
-using Column = Eigen::Map<const ArrayXd>;
-
-Column column(const std::vector<double>& v) { return Column(v.data(), static_cast<Eigen::Index>(v.size())); }
 
 // Indices into x of the first term's intercept and exponent, the sparsity
 // exponent (smelt), the second term's intercept and exponent; x[0] is e.
@@ -26,31 +43,58 @@ Layout layout(LawForm form) {
   return {1, 2, 3, 4, 5, true};
 }
 
-// Scratch arrays, one set per thread, so evaluations allocate nothing.
-struct Scratch {
-  ArrayXd eu, ev, s, r;
+// The pass's coefficients: log L = e + log(1 + exp(u - e + sparsity log(1 - S)
+// - alpha log N) + exp(v - e - beta log D)).
+struct Coefficients {
+  double e, u, alpha, sparsity, v, beta, delta;
 };
-Scratch& scratch() {
-  thread_local Scratch s;
-  return s;
+
+// Sums over the runs: the Huber value, the squared residuals, and the
+// gradient's sums (h = Huber'(r) / s, eu and ev the first two terms relative
+// to the third, s = 1 + eu + ev).
+struct Sums {
+  double value = 0, squares = 0, h = 0, hu = 0, hu_size = 0, hu_dense = 0, hv = 0, hv_tokens = 0;
+};
+
+// The sum s is at least 1, so its log is safe; a term that overflows (only far
+// from any sensible law) makes the objective infinite, which line searches
+// reject. Huber: r^2 / 2 within delta of zero, delta (|r| - delta / 2) beyond;
+// its derivative is r clamped to [-delta, delta]; d(log L)/d(term) is the
+// term's softmax weight (eu / s, ev / s, 1 / s).
+template <bool Smelt>
+[[gnu::always_inline]] inline Sums pass(const LogRuns& data, const Coefficients& c) {
+  const double *size = data.size.data(), *dense = data.dense.data(), *tokens = data.tokens.data();
+  const double* observed = data.log_loss.data();
+  const std::size_t n = data.count();
+  double value = 0, squares = 0, h = 0, hu = 0, hu_size = 0, hu_dense = 0, hv = 0, hv_tokens = 0;
+#pragma omp simd reduction(+ : value, squares, h, hu, hu_size, hu_dense, hv, hv_tokens)
+  for (std::size_t i = 0; i < n; ++i) {
+    const double first = c.u - c.e - c.alpha * size[i] + (Smelt ? c.sparsity * dense[i] : 0.0);
+    const double eu = std::exp(first), ev = std::exp(c.v - c.e - c.beta * tokens[i]);
+    const double s = 1 + eu + ev;
+    const double r = c.e + std::log(s) - observed[i];
+    const double a = std::fabs(r);
+    value += a <= c.delta ? 0.5 * r * r : c.delta * (a - 0.5 * c.delta);
+    squares += r * r;
+    const double w = (r < -c.delta ? -c.delta : (r > c.delta ? c.delta : r)) / s;
+    h += w;
+    hu += eu * w;
+    hu_size += eu * w * size[i];
+    if constexpr (Smelt) hu_dense += eu * w * dense[i];
+    hv += ev * w;
+    hv_tokens += ev * w * tokens[i];
+  }
+  return {value, squares, h, hu, hu_size, hu_dense, hv, hv_tokens};
 }
 
-// Fills w.r with the residuals (predicted - observed log loss), w.eu and w.ev
-// with the first two terms of the log-sum-exp relative to the third (e), and
-// w.s with their sum: log L = e + log(1 + exp(u - e) + exp(v - e)). The sum is
-// at least 1, so its log is safe; a term that overflows (only far from any
-// sensible law) makes the objective infinite, which line searches reject.
-void residuals(LawForm form, const LogRuns& data, const double* x, Scratch& w) {
+SMELT_OBJECTIVE_CLONES Sums sums(const LogRuns& data, const Coefficients& c, bool smelt) {
+  return smelt ? pass<true>(data, c) : pass<false>(data, c);
+}
+
+Sums evaluate(LawForm form, const LogRuns& data, double delta, const double* x) {
   const Layout l = layout(form);
-  const double e = x[0];
-  if (l.smelt) {
-    w.eu = (x[l.u] - e + x[l.sparsity] * column(data.dense) - x[l.alpha] * column(data.size)).exp();
-  } else {
-    w.eu = (x[l.u] - e - x[l.alpha] * column(data.size)).exp();
-  }
-  w.ev = (x[l.v] - e - x[l.beta] * column(data.tokens)).exp();
-  w.s = 1 + w.eu + w.ev;
-  w.r = e + w.s.log() - column(data.log_loss);
+  const Coefficients c{x[0], x[l.u], x[l.alpha], l.smelt ? x[l.sparsity] : 0.0, x[l.v], x[l.beta], delta};
+  return sums(data, c, l.smelt);
 }
 
 // The coordinates that are logs of their parameter: E, A and B (chinchilla),
@@ -98,31 +142,21 @@ std::vector<double> from_params(LawForm form, const std::vector<double>& params)
 }
 
 double huber_objective(LawForm form, const LogRuns& data, double delta, const double* x, double* grad) {
-  Scratch& w = scratch();
-  residuals(form, data, x, w);
-  // Huber: r^2 / 2 within delta of zero, delta (|r| - delta / 2) beyond;
-  // its derivative is r clamped to [-delta, delta].
-  const ArrayXd& r = w.r;
-  const double value = (r.abs() <= delta).select(0.5 * r.square(), delta * (r.abs() - 0.5 * delta)).sum();
-  if (!grad) return value;
-  // d(log L)/d(term) is the term's softmax weight: eu / s, ev / s, 1 / s.
-  w.s = r.max(-delta).min(delta) / w.s;  // from here on: Huber'(r) / s
+  const Sums sum = evaluate(form, data, delta, x);
+  if (!grad) return sum.value;
   const Layout l = layout(form);
-  w.eu *= w.s;
-  w.ev *= w.s;
-  grad[0] = w.s.sum();
-  grad[l.u] = w.eu.sum();
-  grad[l.alpha] = -(w.eu * column(data.size)).sum();
-  if (l.smelt) grad[l.sparsity] = (w.eu * column(data.dense)).sum();
-  grad[l.v] = w.ev.sum();
-  grad[l.beta] = -(w.ev * column(data.tokens)).sum();
-  return value;
+  grad[0] = sum.h;
+  grad[l.u] = sum.hu;
+  grad[l.alpha] = -sum.hu_size;
+  if (l.smelt) grad[l.sparsity] = sum.hu_dense;
+  grad[l.v] = sum.hv;
+  grad[l.beta] = -sum.hv_tokens;
+  return sum.value;
 }
 
 double rmse_log_loss(LawForm form, const LogRuns& data, const double* x) {
-  Scratch& w = scratch();
-  residuals(form, data, x, w);
-  return data.count() == 0 ? 0.0 : std::sqrt(w.r.square().mean());
+  if (data.count() == 0) return 0.0;
+  return std::sqrt(evaluate(form, data, 1.0, x).squares / static_cast<double>(data.count()));
 }
 
 }  // namespace smelt::detail

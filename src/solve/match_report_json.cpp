@@ -63,6 +63,7 @@ ordered_json range(const std::optional<KnobRange>& r) {
 std::string match_report_json(const MatchResult& r) {
   ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
+  j["kind"] = "match";
   j["baseline"] = {
       {"name", r.baseline.name},
       {"hidden_size", r.baseline.hidden_size},

@@ -44,6 +44,7 @@ std::string sweep_report_json(const ModelConfig& baseline, const std::vector<Swe
                               const MatchOptions& match) {
   ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
+  j["kind"] = "sweep";
   j["baseline"] = baseline.name;
   ordered_json budgets = ordered_json::array();
   for (const Budget b : match.match) budgets.push_back(to_string(b));

@@ -2,7 +2,7 @@
 smelt_cli_test(bench.cpu EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cpu --repetitions 3
                STDOUT "tiny-moe on cpu .*8 tokens, context 8, 6 block visits\n.*all products +3.144 MFLOP +3.144 MFLOP \\(\\+0.000%\\).*weight GEMMs +3.088 MFLOP +3.088 MFLOP \\(\\+0.000%\\).*: correct\n")
 smelt_cli_test(bench.cpu.json EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --backend cpu --tokens 32 --context 8 --moe-only --balanced --repetitions 2 --json
-               STDOUT "^{\n  \"schema_version\": 1,\n  \"results\": \\[.*\"backend\": \"cpu\",.*\"moe_only\": true,.*\"expert_tokens\": \\[\n *8,\n *8,.*\"load_imbalance\": 1.0,.*\"correct\": true")
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"bench\",\n  \"results\": \\[.*\"backend\": \"cpu\",.*\"moe_only\": true,.*\"expert_tokens\": \\[\n *8,\n *8,.*\"load_imbalance\": 1.0,.*\"correct\": true")
 smelt_cli_test(bench.vs EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --vs ${SMELT_EX}/tiny-moe.json --backend cpu --repetitions 2
                STDOUT "tiny-moe vs tiny-moe: time ratio [0-9.]+, analytic FLOP ratio 1.0000\n")
 smelt_cli_test(bench.error.tokens EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --tokens 0 STDOUT_EMPTY

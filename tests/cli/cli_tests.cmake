@@ -31,7 +31,7 @@ foreach(config IN LISTS example_configs)
   get_filename_component(dir ${config} DIRECTORY)
   get_filename_component(dir ${dir} NAME)
   smelt_cli_test(example.${dir}.${stem} EXIT 0 ARGS count ${config} STDOUT "params total")
-  smelt_cli_test(example.${dir}.${stem}.json EXIT 0 ARGS count --json ${config} STDOUT "^{\n  \"schema_version\": 1,")
+  smelt_cli_test(example.${dir}.${stem}.json EXIT 0 ARGS count --json ${config} STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"count\",")
 endforeach()
 
 # Published figures, end to end.
@@ -77,7 +77,7 @@ smelt_cli_test(sweep.percent EXIT 0 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans
 smelt_cli_test(sweep.csv EXIT 0 ARGS sweep --csv --depths none ${SMELT_EX}/smelt-baseline-12l.json
                STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375\nloop,0.25,1,5-7,2,12,15,")
 smelt_cli_test(sweep.json EXIT 0 ARGS sweep --json --spans 0 --depths 0.5 ${SMELT_EX}/smelt-baseline-12l.json
-               STDOUT "^{\n  \"schema_version\": 1,\n  \"baseline\": \"smelt-baseline-12l\",.*\"rows\": \\[\n    {\n      \"kind\": \"baseline\",.*\"kind\": \"depth\",.*\"depth\": 6,")
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"sweep\",\n  \"baseline\": \"smelt-baseline-12l\",.*\"rows\": \\[\n    {\n      \"kind\": \"baseline\",.*\"kind\": \"depth\",.*\"depth\": 6,")
 smelt_cli_test(sweep.error.options EXIT 2 STDOUT_EMPTY
                ARGS sweep --spans 1.5,abc --loops 0 --depths 0 --hidden 7:3 ${SMELT_EX}/smelt-baseline-12l.json
                STDERR "--spans = \"abc\": must be fractions of the layers \\(0.25\\) or percentages \\(25%\\) separated by commas\n--spans = 1.5: must be a fraction of the layers in \\[0, 1\\] \\(0% to 100%\\)\n--loops = 0: must be at least 1\n--depths = 0: must be a depth multiplier > 0\n--hidden = 7:3: must be a positive value or a range LO:HI with LO <= HI")
@@ -91,7 +91,7 @@ set(SMELT_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data)
 smelt_cli_test(fit.table EXIT 0 ARGS fit ${SMELT_DATA}/runs-chinchilla.csv --group-by arch
                STDOUT "label +E +A +B +alpha +beta +objective +rmse +runs +starts +converged\ndense +1.8 +450 +2000 +0.35 +0.37 .* 30 +[0-9]+/4500 +yes\n")
 smelt_cli_test(fit.json EXIT 0 ARGS fit --json ${SMELT_DATA}/runs-chinchilla.csv
-               STDOUT "^{\n  \"schema_version\": 1,\n  \"laws\": \\[\n    {\n      \"form\": \"chinchilla\",.*\"alpha\": 0\\.3(4999999|5000000)[0-9]*,\n        \"beta\": 0\\.3(6999999|7000000)[0-9]*\n.*\"converged\": true,")
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"laws\",\n  \"laws\": \\[\n    {\n      \"form\": \"chinchilla\",.*\"alpha\": 0\\.3(4999999|5000000)[0-9]*,\n        \"beta\": 0\\.3(6999999|7000000)[0-9]*\n.*\"converged\": true,")
 smelt_cli_test(fit.error.options EXIT 2 STDOUT_EMPTY
                ARGS fit --form kaplan --delta 0 --bootstrap -1 ${SMELT_DATA}/runs-chinchilla.csv
                STDERR "--form = \"kaplan\": must be one of chinchilla, smelt\n--bootstrap = -1: must be between 0 and 100000\n--delta = 0: must be a positive number\n")
@@ -102,7 +102,7 @@ smelt_cli_test(frontier.table EXIT 0
                STDOUT "reference: dense \\(.*law-ref.json\\)\nbudget +law +form +size +tokens +loss +gain over dense\n1e\\+20 +dense +chinchilla +853.477 M params +19.528 B +2.55310 +-\n +looped +chinchilla +657.186 M params +25.361 B +2.48598 +\\+41.50% \\[\\+34.68%, \\+45.94%\\]\n1e\\+22 +dense .*\n +looped .* +\\+41.50% \\[\\+39.19%, \\+45.71%\\]\n")
 smelt_cli_test(frontier.json EXIT 0
                ARGS frontier --json --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e22
-               STDOUT "^{\n  \"schema_version\": 1,\n  \"reference\": \"dense\",\n  \"sparsity\": 0.0,.*\"compute\": 1e\\+22,.*\"name\": \"looped\",.*\"gain\": 0.41504983229[0-9]*,\n          \"gain_interval\": \\[\n")
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"frontier\",\n  \"reference\": \"dense\",\n  \"sparsity\": 0.0,.*\"compute\": 1e\\+22,.*\"name\": \"looped\",.*\"gain\": 0.41504983229[0-9]*,\n          \"gain_interval\": \\[\n")
 smelt_cli_test(frontier.sparsity EXIT 0
                ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-smelt.json --budget 1e22 --sparsity 0.85
                STDOUT "smelt laws at sparsity 0.85\n.*\n +sparse +smelt +41.602 GFLOP/token +240.376 B +2.11079 +\\+42.04%\n")

@@ -43,7 +43,7 @@ case $case_name in
     PATH=$stubs:$PATH bash "$src/scripts/setup.sh" </dev/null >"$work/out" 2>"$work/err"
     rc=$?
     check "set-up succeeds" test "$rc" -eq 0
-    check "says what it installs" has err "setup: installing 11 packages: build-essential cmake ninja-build"
+    check "says what it installs" has err "setup: installing 12 packages: build-essential cmake ninja-build"
     check "shows apt-get's progress" has err "Get:1 http://deb.debian.org/debian bookworm/main cmake"
     check "apt-get installs non-interactively" has err "Setting up cmake"
     check "standard output holds only export lines" test -z "$(grep -v '^export ' "$work/out")"

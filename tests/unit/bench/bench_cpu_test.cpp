@@ -235,7 +235,8 @@ TEST_CASE("bench: run_bench on the CPU fills the result", "[bench]") {
   CHECK(r.model == "tiny-moe");
   CHECK(r.backend == "cpu");
   CHECK(!r.device.empty());
-  CHECK(r.expert_gemm_path == "eigen");
+  // OpenBLAS names the kernels it chose for this machine at run time ("Haswell", "SkylakeX", ...).
+  CHECK(r.expert_gemm_path.rfind("openblas (", 0) == 0);
   CHECK(r.tokens == 8);
   CHECK(r.context == 8);
   CHECK(r.layer_visits == 6);

@@ -82,7 +82,20 @@ TEST_CASE("law files: any doubles round-trip exactly, for both forms", "[scaling
     CHECK(back[k].ci_high == laws[k].ci_high);
   }
   CHECK(laws_to_json(back) == text);
-  CHECK(text.rfind("{\n  \"schema_version\": 1,\n  \"laws\": [\n    {\n      \"form\": \"chinchilla\",", 0) == 0);
+  CHECK(text.rfind(
+            "{\n  \"schema_version\": 1,\n  \"kind\": \"laws\",\n  \"laws\": [\n    {\n      \"form\": \"chinchilla\",",
+            0) == 0);
+}
+
+TEST_CASE("law files: \"kind\": \"laws\" is read, and files written without it still are", "[scaling]") {
+  const std::string with = temp_file("with-kind.json", R"({"schema_version": 1, "kind": "laws", "laws": [
+      {"form": "chinchilla", "params": {"E": 1.8, "A": 450, "B": 2000, "alpha": 0.35, "beta": 0.37}}]})");
+  const std::vector<Law> laws = read_laws(with);
+  REQUIRE(laws.size() == 1);
+  CHECK(laws[0].params == std::vector<double>{1.8, 450, 2000, 0.35, 0.37});
+  const std::string without = temp_file("without-kind.json", R"({"schema_version": 1, "laws": [
+      {"form": "chinchilla", "params": {"E": 1.8, "A": 450, "B": 2000, "alpha": 0.35, "beta": 0.37}}]})");
+  CHECK(read_laws(without).front().params == laws[0].params);
 }
 
 TEST_CASE("law files: a single hand-written law object", "[scaling]") {
@@ -114,6 +127,17 @@ TEST_CASE("law files: errors name the file, the field and the rule", "[scaling]"
   CHECK(error_of([&] { read_laws(file); }) == "while reading laws '" + file + "':\n" +
                                                   "  schema_version = 2: must be 1\n" +
                                                   "  laws[0].form = \"kaplan\": must be one of chinchilla, smelt");
+  // A report's kind names what it is: another report's JSON is refused by name.
+  const std::string bench = temp_file("bench-kind.json", R"({"schema_version": 1, "kind": "bench", "laws": [
+      {"form": "chinchilla", "params": {"E": 1.8, "A": 450, "B": 2000, "alpha": 0.35, "beta": 0.37}}]})");
+  CHECK(error_of([&] { read_laws(bench); }) ==
+        "while reading laws '" + bench + "':\n  kind = \"bench\": must be \"laws\", the kind of a law file");
+  // kind alone marks a file, not a hand-written law: the missing list is named.
+  const std::string number = temp_file("number-kind.json", R"({"kind": 3})");
+  CHECK(error_of([&] { read_laws(number); }) == "while reading laws '" + number +
+                                                    "':\n  schema_version: missing (required)\n"
+                                                    "  kind = 3: must be \"laws\", the kind of a law file\n"
+                                                    "  laws: missing (required)");
   const std::string empty = temp_file("empty.json", R"({"schema_version": 1, "laws": []})");
   CHECK(error_of([&] { read_laws(empty); }) ==
         "while reading laws '" + empty + "':\n  laws = []: must be a non-empty array of law objects");

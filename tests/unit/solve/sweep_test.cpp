@@ -221,7 +221,8 @@ TEST_CASE("sweep: JSON: schema_version first, one object per row with its native
   o.depths = {1.5};
   const auto rows = sweep(b, o);
   const std::string text = sweep_report_json(b, rows);
-  CHECK(text.rfind("{\n  \"schema_version\": 1,\n  \"baseline\": \"smelt-baseline-12l\",", 0) == 0);
+  CHECK(text.rfind("{\n  \"schema_version\": 1,\n  \"kind\": \"sweep\",\n  \"baseline\": \"smelt-baseline-12l\",", 0) ==
+        0);
   const auto j = nlohmann::json::parse(text);
   CHECK(j["match"] == nlohmann::json::array({"flops", "params", "kv"}));
   CHECK(j["contexts"] == nlohmann::json::array({4096}));
