@@ -1,13 +1,7 @@
 # Configures, builds and runs tests/package/subdirectory, which builds smelt
 # from SMELT_SOURCE_DIR with add_subdirectory (the library alone: no CUDA).
 file(REMOVE_RECURSE "${WORK_DIR}")
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../run_step.cmake)
 run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}" -G "${CMAKE_GENERATOR}" -DCMAKE_BUILD_TYPE=Debug
     "-DSMELT_SOURCE_DIR=${SMELT_SOURCE_DIR}" -DSMELT_WITH_CUDA=OFF "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}" --target consumer)
