@@ -1,0 +1,23 @@
+# examples/paper/: the SMELT paper's Appendix A Baselines (docs/paper.md) all read and count.
+file(GLOB paper_configs ${PROJECT_SOURCE_DIR}/examples/paper/*.json)
+list(LENGTH paper_configs paper_count)
+if(NOT paper_count EQUAL 32)
+  message(FATAL_ERROR "examples/paper/ holds ${paper_count} Baselines, expected 32 (4 scales x 4 expert counts x 2 "
+                      "head geometries): run examples/paper/make_baselines.py")
+endif()
+foreach(config IN LISTS paper_configs)
+  get_filename_component(stem ${config} NAME_WE)
+  smelt_cli_test(example.paper.${stem} EXIT 0 ARGS count ${config} STDOUT "params total")
+endforeach()
+
+# paper-100m-e8-kv2x112, by hand (10 layers, H 672, 6 query heads, 2 KV heads, head_dim 112, 8 gated experts of
+# width 168, router without bias, RMSNorm without bias):
+#   attention per layer  672*6*112 (q) + 2*672*2*112 (k, v) + 6*112*672 (o)  = 1,204,224   x10 = 12,042,240
+#   experts per layer    8 * 3*672*168                                       = 2,709,504   x10 = 27,095,040
+#   router per layer     672*8                                               = 5,376       x10 =     53,760
+#   norms                2*672 per layer x10 + 672 final                                       =     14,112
+#   non-embedding                                                                              = 39,205,152
+# Embedding and untied LM head: 50304*672 = 33,804,288 each, so 106,813,728 in total.
+smelt_cli_test(example.paper.100m_e8_hand EXIT 0
+               ARGS count --json ${PROJECT_SOURCE_DIR}/examples/paper/paper-100m-e8-kv2x112.json
+               STDOUT "\"total\": 106813728,\n    \"embedding\": 33804288,\n    \"lm_head\": 33804288,\n    \"non_embedding\": 39205152,")
