@@ -3,10 +3,12 @@
 
 The paper reports, per scale, the layer count and hidden size H, and four expert counts, every layer a top-8 MoE.
 It does not report head geometry, expert width, vocabulary or context; the assumptions below fill them in and are
-explained in docs/paper.md. Run from anywhere: python3 examples/paper/make_baselines.py
+explained in docs/paper.md. Run from anywhere: python3 examples/paper/make_baselines.py [OUT_DIR]
+(default: this script's folder).
 """
 import json
 import pathlib
+import sys
 
 # scale, layers, H, reconstruction A (head_dim, KV heads), reconstruction B (head_dim, KV heads).
 # A: head_dim 128 (112 at 100M) with 2 KV heads; it reproduces the paper's KV ratios to three decimals
@@ -70,7 +72,8 @@ def baseline(scale, layers, hidden, head_dim, kv_heads, experts):
 
 
 def main():
-    out = pathlib.Path(__file__).resolve().parent
+    out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent
+    out.mkdir(parents=True, exist_ok=True)
     for scale, layers, hidden, geom_a, geom_b in SCALES:
         for head_dim, kv_heads in (geom_a, geom_b):
             for experts in EXPERTS:

@@ -21,3 +21,12 @@ endforeach()
 smelt_cli_test(example.paper.100m_e8_hand EXIT 0
                ARGS count --json ${PROJECT_SOURCE_DIR}/examples/paper/paper-100m-e8-kv2x112.json
                STDOUT "\"total\": 106813728,\n    \"embedding\": 33804288,\n    \"lm_head\": 33804288,\n    \"non_embedding\": 39205152,")
+
+# The files are the generator's output (skipped without a Python 3, which the build does not otherwise need).
+find_program(SMELT_PYTHON3 python3)
+if(SMELT_PYTHON3)
+  add_test(NAME example.paper.generated
+           COMMAND ${CMAKE_COMMAND} -DPYTHON=${SMELT_PYTHON3} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/paper_examples_sync
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/paper_examples_sync.cmake)
+endif()

@@ -1,0 +1,20 @@
+# examples/paper/*.json are exactly what make_baselines.py writes: nobody edits a Baseline by hand.
+#   cmake -DPYTHON=<python3> -DSOURCE_DIR=<repo> -DWORK_DIR=<scratch> -P paper_examples_sync.cmake
+file(REMOVE_RECURSE "${WORK_DIR}")
+execute_process(COMMAND "${PYTHON}" "${SOURCE_DIR}/examples/paper/make_baselines.py" "${WORK_DIR}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "make_baselines.py exits ${rc}: ${err}")
+endif()
+file(GLOB written RELATIVE "${WORK_DIR}" "${WORK_DIR}/*.json")
+file(GLOB shipped RELATIVE "${SOURCE_DIR}/examples/paper" "${SOURCE_DIR}/examples/paper/*.json")
+if(NOT written STREQUAL shipped)
+  message(FATAL_ERROR "make_baselines.py writes\n  ${written}\nexamples/paper/ holds\n  ${shipped}")
+endif()
+foreach(name IN LISTS written)
+  file(READ "${WORK_DIR}/${name}" a)
+  file(READ "${SOURCE_DIR}/examples/paper/${name}" b)
+  if(NOT a STREQUAL b)
+    message(FATAL_ERROR "examples/paper/${name} differs from what make_baselines.py writes: rerun it")
+  endif()
+endforeach()
