@@ -22,7 +22,10 @@ win=0 tie=0 lose=0
 for scale in 100m 200m 600m 1p6b; do
   read -r -a f <<<"${flops[$scale]}"
   read -r -a k <<<"${kv[$scale]}"
-  for geom in $(ls "$dir" | sed -n "s/^paper-$scale-e8-\(kv[0-9]*x[0-9]*\)\.json$/\1/p" | sort -t x -k2,2nr); do
+  # Reconstruction A (2 KV heads) sorts before B (3 to 9 KV heads).
+  for first in "$dir/paper-$scale-e8-"kv*.json; do
+    geom=${first##*-e8-}
+    geom=${geom%.json}
     for i in 0 1 2 3; do
       name=paper-$scale-e${experts[$i]}-$geom
       # Exit code 3 (outside the 1% tolerance) still prints the report.
