@@ -5,6 +5,7 @@
 # Markdown table on standard output; docs/paper.md holds a copy.
 set -euo pipefail
 smelt=${1:-smelt-match}
+command -v jq >/dev/null || { echo "compare.sh: needs jq (apt-get install jq)" >&2; exit 2; }
 dir=$(cd "$(dirname "$0")" && pwd)
 
 # The paper's FLOPs and KV ratios (SMELT / Baseline) per scale, for 8 / 64 / 192 / 336 experts.
