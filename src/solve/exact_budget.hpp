@@ -32,7 +32,12 @@ struct ExactBudgets {
   std::int64_t params_non_embedding = 0;
 };
 
+// Counted per layer kind (MoE or dense, attention kind, looped or not), each
+// kind's cost times its layers and visits, with no per-layer report; equal to
+// exact_budgets_reference(), which reads count()'s report, and raising
+// count()'s errors (it falls back to it where a total could overflow).
 ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts);
+ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vector<std::int64_t>& contexts);
 
 // The objective's value: the relative mismatches of every matched budget at
 // every context, sorted from the largest. Scores compare lexicographically
