@@ -13,6 +13,14 @@
 namespace smelt::detail {
 
 int compare(Fraction a, Fraction b) {
+  // Where every term is below 2^63 the cross products fit 128 bits: compared
+  // exactly without a division (the common case, and 128-bit division is slow).
+  constexpr i128 kSmall = i128{1} << 63;
+  if (a.num < kSmall && a.den < kSmall && b.num < kSmall && b.den < kSmall) {
+    const i128 l = a.num * b.den;
+    const i128 r = b.num * a.den;
+    return l < r ? -1 : (l > r ? 1 : 0);
+  }
   int sign = 1;  // each step to the reciprocals of the remainders reverses the order
   for (;;) {
     const i128 qa = a.num / a.den;
@@ -51,33 +59,31 @@ ExactBudgets budgets_from_report(const ModelConfig& config, const std::vector<st
   return out;
 }
 
-// Layers with the same cost: MoE or dense, attention kind, visits (1 or the
-// loop's count). count() builds one LayerCost per kind and copies it per layer.
-struct Kind {
-  std::int64_t first_layer = -1;  // a layer of this kind (0-based), -1 if none
-  i128 layers = 0;                // layers of this kind
-  i128 visits = 0;                // executed visits summed over them
-  bool moe = false;
-  LayerAttention attention = LayerAttention::full;
-};
-
-constexpr std::size_t kKinds = 2 * 3 * 2;
-
 }  // namespace
 
-ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
-  const ModelConfig& c = config;
-  validate_fields(c);  // as count() does first
-  std::array<Kind, kKinds> kinds{};
+LayerKinds layer_kinds(const ModelConfig& c) {
+  LayerKinds out;
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
     const bool moe = c.is_moe_layer(i);
     const LayerAttention attention = c.attention_at(i);
     const std::int64_t visits = c.visits(i);
-    Kind& k = kinds[static_cast<std::size_t>((moe ? 6 : 0) + 2 * static_cast<int>(attention) + (visits > 1 ? 1 : 0))];
+    LayerKind& k =
+        out.kinds[static_cast<std::size_t>((moe ? 6 : 0) + 2 * static_cast<int>(attention) + (visits > 1 ? 1 : 0))];
     if (k.first_layer < 0) k = {i, 0, 0, moe, attention};
     k.layers += 1;
     k.visits += visits;
   }
+  return out;
+}
+
+ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
+  return exact_budgets(config, contexts, layer_kinds(config));
+}
+
+ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
+                           const LayerKinds& layers) {
+  const ModelConfig& c = config;
+  validate_fields(c);  // as count() does first
   const i128 h = c.hidden_size;
   const i128 final_norm = c.norm == NormType::layernorm ? 2 * h : h;
   const i128 embedding = static_cast<i128>(c.vocab_size) * h * (c.tie_embeddings ? 1 : 2);
@@ -91,7 +97,7 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
       i128 flops = 0;
       i128 kv = 0;
       i128 params = final_norm;
-      for (const Kind& k : kinds) {
+      for (const LayerKind& k : layers.kinds) {
         if (k.first_layer < 0) continue;
         const LayerCost l = layer_cost(c, k.first_layer, k.moe, k.attention, context, {.context_length = context});
         flops += k.visits * (static_cast<i128>(context) * l.matmul_flops_per_visit +

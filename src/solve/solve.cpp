@@ -31,7 +31,7 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
   i64 evaluated = 0;
   const auto budgets = [&](i64 h, i64 e, const Geometry& g) {
     ++evaluated;
-    return detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts);
+    return detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts, plan.kinds);
   };
 
   // KV mismatch of each geometry: independent of H and E.

@@ -80,7 +80,23 @@ TEST_CASE("per-kind budgets raise count()'s error where a total overflows") {
     }
     return "no error";
   };
-  const std::string expected = message(detail::exact_budgets_reference);
+  const std::string expected = message(
+      [](const ModelConfig& m, const std::vector<std::int64_t>& t) { return detail::exact_budgets_reference(m, t); });
   CHECK_THAT(expected, Catch::Contains("overflows 64-bit integers"));
-  CHECK(message(detail::exact_budgets) == expected);
+  CHECK(message([](const ModelConfig& m, const std::vector<std::int64_t>& t) { return detail::exact_budgets(m, t); }) ==
+        expected);
+}
+
+TEST_CASE("fractions compare exactly below 2^63 (cross products) and above (continued fractions)") {
+  using detail::Fraction;
+  using detail::i128;
+  CHECK(detail::compare(Fraction{1, 3}, Fraction{2, 6}) == 0);
+  CHECK(detail::compare(Fraction{1, 3}, Fraction{1, 2}) == -1);
+  // (2^63 + 1) / 2^64 against 1/2: above by 1/2^64, where the cross products would
+  // need 2^127 and more.
+  const i128 big = i128{1} << 64;
+  CHECK(detail::compare(Fraction{big / 2 + 1, big}, Fraction{1, 2}) == 1);
+  CHECK(detail::compare(Fraction{big / 2, big}, Fraction{1, 2}) == 0);
+  const i128 small = (i128{1} << 63) - 1;  // the largest both paths see: 1/(2^63 - 1) < 1/(2^63 - 2)
+  CHECK(detail::compare(Fraction{1, small}, Fraction{1, small - 1}) == -1);
 }
