@@ -41,9 +41,31 @@ void solve_two_contexts(benchmark::State& state) {
   }
 }
 
+// The slowest realistic call: a Qwen3-235B-A22B-sized Baseline (94 layers,
+// H = 4096, 128 experts, top-8) matched on FLOPs and parameters alone (no KV,
+// so no geometry can be ruled out early), with free query heads and fine
+// alignments. The CLI's
+//   smelt-match derive bench/data/qwen3-235b-a22b.json --match flops,params --free-heads
+//     --align-hidden 8 --align-experts 1 --align-head-dim 4
+void solve_qwen3_235b_fine(benchmark::State& state) {
+  const smelt::ModelConfig b = smelt::read_config(SMELT_SOURCE_DIR "/bench/data/qwen3-235b-a22b.json");
+  const smelt::SearchSpace space{.align_hidden = 8, .align_experts = 1, .align_head_dim = 4, .free_heads = true};
+  std::int64_t evaluated = 0;
+  std::int64_t size = 0;
+  for (auto _ : state) {
+    const smelt::MatchResult r = smelt::solve(b, {}, space, {.match = {smelt::Budget::flops, smelt::Budget::params}});
+    evaluated = r.evaluated;
+    size = r.space_size;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["configs_counted"] = static_cast<double>(evaluated);
+  state.counters["space_size"] = static_cast<double>(size);
+}
+
 }  // namespace
 
 BENCHMARK(solve_default_space)->Unit(benchmark::kMillisecond);
 BENCHMARK(solve_two_contexts)->Unit(benchmark::kMillisecond);
+BENCHMARK(solve_qwen3_235b_fine)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(brute_force_default_space)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_MAIN();

@@ -112,7 +112,13 @@ void check_loop(const ModelConfig& c, Violations& v) {
 
 void check_dense_width(const ModelConfig& c, Violations& v) {
   bool any_dense = false;
-  for (std::int64_t i = 0; i < c.num_layers && !any_dense; ++i) any_dense = !c.is_moe_layer(i);
+  if (c.is_moe() && c.moe.layers.empty() && c.moe.every >= 1 && c.num_layers >= 2)
+    // Layers 0 and 1 have different residues mod every >= 2, and with every = 1
+    // a layer is MoE only for phase 0: answered without a pass over the layers
+    // (validation runs once per solver candidate).
+    any_dense = c.moe.first_dense > 0 || c.moe.every >= 2 || c.moe.phase != 0;
+  else
+    for (std::int64_t i = 0; i < c.num_layers && !any_dense; ++i) any_dense = !c.is_moe_layer(i);
   if (any_dense || c.ffn.dense_width != 0) {
     if (any_dense && c.ffn.dense_width <= 0)
       v.add("ffn.dense_width", fmt::format("{}", c.ffn.dense_width), "must be positive, since some layers are dense");

@@ -1,12 +1,26 @@
 #include "solve/exact_budget.hpp"
 
 #include <algorithm>
+#include <array>
+#include <limits>
 
+#include "count/count_impl.hpp"
+#include "count/layer_cost.hpp"
 #include "smelt/cost.hpp"
+#include "util/bounds.hpp"
+#include "util/checked.hpp"
 
 namespace smelt::detail {
 
 int compare(Fraction a, Fraction b) {
+  // Where every term is below 2^63 the cross products fit 128 bits: compared
+  // exactly without a division (the common case, and 128-bit division is slow).
+  constexpr i128 kSmall = i128{1} << 63;
+  if (a.num < kSmall && a.den < kSmall && b.num < kSmall && b.den < kSmall) {
+    const i128 l = a.num * b.den;
+    const i128 r = b.num * a.den;
+    return l < r ? -1 : (l > r ? 1 : 0);
+  }
   int sign = 1;  // each step to the reciprocals of the remainders reverses the order
   for (;;) {
     const i128 qa = a.num / a.den;
@@ -22,7 +36,14 @@ int compare(Fraction a, Fraction b) {
   }
 }
 
-ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
+namespace {
+
+constexpr i128 kMaxI64 = std::numeric_limits<std::int64_t>::max();
+
+// count()'s budgets, read off its per-layer report: the reference the
+// specialised count below must equal, and the path that raises count()'s own
+// errors when a total leaves 64-bit integers.
+ExactBudgets budgets_from_report(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
   ExactBudgets out;
   for (const std::int64_t context : contexts) {
     const CostReport r = count(config, {.context_length = context});
@@ -36,6 +57,77 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
     out.params_non_embedding = r.params.non_embedding;
   }
   return out;
+}
+
+}  // namespace
+
+LayerKinds layer_kinds(const ModelConfig& c) {
+  LayerKinds out;
+  for (std::int64_t i = 0; i < c.num_layers; ++i) {
+    const bool moe = c.is_moe_layer(i);
+    const LayerAttention attention = c.attention_at(i);
+    const std::int64_t visits = c.visits(i);
+    LayerKind& k =
+        out.kinds[static_cast<std::size_t>((moe ? 6 : 0) + 2 * static_cast<int>(attention) + (visits > 1 ? 1 : 0))];
+    if (k.first_layer < 0) k = {i, 0, 0, moe, attention};
+    k.layers += 1;
+    k.visits += visits;
+  }
+  return out;
+}
+
+ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
+  return exact_budgets(config, contexts, layer_kinds(config));
+}
+
+ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
+                           const LayerKinds& layers) {
+  const ModelConfig& c = config;
+  validate_fields(c);  // as count() does first
+  const i128 h = c.hidden_size;
+  const i128 final_norm = c.norm == NormType::layernorm ? 2 * h : h;
+  const i128 embedding = static_cast<i128>(c.vocab_size) * h * (c.tie_embeddings ? 1 : 2);
+  ExactBudgets out;
+  out.flops_non_embedding.reserve(contexts.size());
+  out.lm_head.reserve(contexts.size());
+  out.kv_bytes.reserve(contexts.size());
+  try {
+    for (const std::int64_t context : contexts) {
+      if (context < 1 || context > kMaxContext) return budgets_from_report(c, contexts);  // count()'s error
+      i128 flops = 0;
+      i128 kv = 0;
+      i128 params = final_norm;
+      for (const LayerKind& k : layers.kinds) {
+        if (k.first_layer < 0) continue;
+        const LayerCost l = layer_cost(c, k.first_layer, k.moe, k.attention, context, {.context_length = context});
+        flops += k.visits * (static_cast<i128>(context) * l.matmul_flops_per_visit +
+                             static_cast<i128>(l.score_flops_per_pair) * l.attended_pairs);
+        kv += k.visits * l.kv_elements_per_visit * l.kv_tokens_held * c.kv_cache_bytes;
+        params += k.layers * l.params.total();
+      }
+      // count() checks every partial sum of these non-negative totals against
+      // 64-bit integers (and the MTP modules' parameters); where one could
+      // pass, its own path raises its own error.
+      i128 mtp = 0;
+      if (c.mtp_modules > 0) {
+        const std::int64_t last = c.num_layers - 1;
+        const LayerCost b = layer_cost(c, last, c.is_moe_layer(last), LayerAttention::full, context, {});
+        mtp = c.mtp_modules * (4 * h * h + 6 * h + b.params.total());
+      }
+      if (params + embedding > kMaxI64 || kv > kMaxI64 || mtp > kMaxI64) return budgets_from_report(c, contexts);
+      out.flops_non_embedding.push_back(flops);
+      out.lm_head.push_back(static_cast<i128>(context) * 2 * c.hidden_size * c.vocab_size);
+      out.kv_bytes.push_back(kv);
+      out.params_non_embedding = static_cast<std::int64_t>(params);
+    }
+  } catch (const overflow&) {
+    return budgets_from_report(c, contexts);
+  }
+  return out;
+}
+
+ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
+  return budgets_from_report(config, contexts);
 }
 
 Objective::Objective(const MatchOptions& o)

@@ -2,6 +2,7 @@
 // solver never decides between candidates on rounding noise.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -32,7 +33,31 @@ struct ExactBudgets {
   std::int64_t params_non_embedding = 0;
 };
 
+// Layers with the same cost: MoE or dense, attention kind, visits (1 or the
+// loop's count). count() builds one LayerCost per kind and copies it per layer.
+struct LayerKind {
+  std::int64_t first_layer = -1;  // a layer of this kind (0-based), -1 if none
+  i128 layers = 0;                // layers of this kind
+  i128 visits = 0;                // executed visits summed over them
+  bool moe = false;
+  LayerAttention attention = LayerAttention::full;
+};
+struct LayerKinds {
+  std::array<LayerKind, 2 * 3 * 2> kinds{};  // by (MoE, attention kind, looped)
+};
+// One pass over the layers; the same for every config with this depth, loop,
+// MoE layers and attention pattern (every candidate of one solve).
+LayerKinds layer_kinds(const ModelConfig& config);
+
+// Counted per layer kind (MoE or dense, attention kind, looped or not), each
+// kind's cost times its layers and visits, with no per-layer report; equal to
+// exact_budgets_reference(), which reads count()'s report, and raising
+// count()'s errors (it falls back to it where a total could overflow).
 ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts);
+// With the kinds already known: `layers` must be layer_kinds(config).
+ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
+                           const LayerKinds& layers);
+ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vector<std::int64_t>& contexts);
 
 // The objective's value: the relative mismatches of every matched budget at
 // every context, sorted from the largest. Scores compare lexicographically

@@ -31,7 +31,7 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
   i64 evaluated = 0;
   const auto budgets = [&](i64 h, i64 e, const Geometry& g) {
     ++evaluated;
-    return detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts);
+    return detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts, plan.kinds);
   };
 
   // KV mismatch of each geometry: independent of H and E.
@@ -82,12 +82,13 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
       };
       // The largest mismatch among the components that move with E. Those that
       // do not are the same for every k and cannot change the order of two k.
+      // Component by component, with no list built: the binary search calls it
+      // twice a step for every (geometry, H).
       const auto moving_max = [&](i64 k) {
-        const std::vector<i128> c = components(k);
         Fraction worst{0, 1};
-        for (std::size_t i = 0; i < c.size(); ++i)
+        for (std::size_t i = 0; i < c0.size(); ++i)
           if (step[i] != 0)
-            if (const Fraction f = detail::gap(c[i], goal[i]); detail::compare(f, worst) > 0) worst = f;
+            if (const Fraction f = detail::gap(c0[i] + k * step[i], goal[i]); detail::compare(f, worst) > 0) worst = f;
         return worst;
       };
       // Rightmost minimiser of a convex sequence: the last k whose step from

@@ -261,7 +261,9 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   // itself at another depth (a pattern longer than the layers, dense-first
   // layers beyond them).
   try {
-    validate(make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front()));
+    const ModelConfig first = make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front());
+    validate(first);
+    plan.kinds = layer_kinds(first);
   } catch (const config_error& e) {
     for (const auto& v : e.violations())
       errors.add("LoopRecipe::depth", fmt::format("{}", plan.depth), "the derived config breaks a rule: " + v.text());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "smelt/solve.hpp"
+#include "solve/exact_budget.hpp"
 
 namespace smelt::detail {
 
@@ -25,6 +26,7 @@ struct Plan {
   std::vector<std::int64_t> contexts;
   SearchSpace space;
   MatchOptions options;
+  LayerKinds kinds;  // the same for every candidate: they differ in widths and counts only
 
   std::int64_t space_size() const {
     return static_cast<std::int64_t>(hidden.size() * experts.size() * geometries.size());
