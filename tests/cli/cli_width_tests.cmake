@@ -12,3 +12,7 @@ smelt_cli_test(width.bad_text EXIT 2 ARGS derive ${SMELT_PAPER_200M} --ffn searc
 smelt_cli_test(width.paper_200m_e8 EXIT 3
                ARGS derive ${SMELT_PAPER_200M} --align-hidden 8 --align-experts 8 --align-head-dim 4 --ffn searched
                STDOUT "expert width                           320            192\n")
+# The alternatives table gains an expert-width column only where the width was searched.
+smelt_cli_test(width.alternatives_column EXIT 3
+               ARGS derive ${SMELT_PAPER_200M} --align-hidden 8 --align-experts 8 --align-head-dim 4 --ffn searched --top 2
+               STDOUT "max  expert width\n  2    1272       16        10/2/88    -3.979%    \\+4.768%    \\+3.125%    4.768%           192\n")
