@@ -69,14 +69,17 @@ std::string human_report(const MatchResult& r) {
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
   for (const auto& line : r.why) out += "  why: " + line + "\n";
   if (r.candidates.size() > 1) {
-    out += fmt::format("\nalternatives\n{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>8}\n", "#", "H", "experts",
-                       "heads/kv/hd", "FLOPs", "params", "KV", "max");
+    // The expert width has a column only where it was searched: otherwise it follows H.
+    const bool width = r.space.ffn == FfnScaling::searched;
+    out += fmt::format("\nalternatives\n{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>8}{}\n", "#", "H",
+                       "experts", "heads/kv/hd", "FLOPs", "params", "KV", "max", width ? "  expert width" : "");
     for (std::size_t i = 1; i < r.candidates.size(); ++i) {
       const Candidate& c = r.candidates[i];
       const BudgetsAt& at = c.budgets.front();
-      out += fmt::format("{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7.3f}%\n", i + 1, c.knobs.hidden,
+      out += fmt::format("{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7.3f}%{}\n", i + 1, c.knobs.hidden,
                          c.knobs.experts, geometry(c.knobs), pct(at.flops.mismatch_pct), pct(at.params.mismatch_pct),
-                         pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct);
+                         pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct,
+                         width ? fmt::format("  {:>12}", c.knobs.expert_width) : "");
     }
   }
   return out;

@@ -10,7 +10,7 @@ namespace {
 // Library names (struct::member, or a phrase the library writes) and what the
 // CLI writes instead. A phrase comes before the name it holds: the first
 // match at a position wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 37> kFlags{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 38> kFlags{{
     // derive and sweep (solver_options.cpp)
     {"LoopRecipe::span", "--span"},
     {"LoopRecipe::loops", "--loops"},
@@ -28,6 +28,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 37> kFlags{{
     {"SearchSpace::min_head_dim", "--min-head-dim"},
     {"SearchSpace::align_ffn", "--align-ffn"},
     {"SearchSpace::ffn", "--ffn"},
+    {"SearchSpace::expert_width", "--expert-width"},
     {"MatchOptions::match = flops,params", "--match flops,params"},
     {"MatchOptions::match", "--match"},
     {"MatchOptions::flops_with_head", "--flops-with-head"},

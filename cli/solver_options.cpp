@@ -54,7 +54,11 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
   sub->add_option("--min-head-dim", a.min_head_dim, "Smallest head size, 1 to 2^24")->capture_default_str();
   sub->add_option("--align-ffn", a.align_ffn, "FFN widths round to multiples of this, 1 to 2^24")
       ->capture_default_str();
-  sub->add_option("--ffn", a.ffn, "FFN widths: proportional to H or fixed")->capture_default_str();
+  sub->add_option("--ffn", a.ffn, "FFN widths: proportional to H, fixed, or searched (see --expert-width)")
+      ->capture_default_str();
+  sub->add_option("--expert-width", a.expert_width,
+                  "Routed expert width with --ffn searched: a value or LO:HI (default: multiples of --align-ffn in "
+                  "[W/8, 2W])");
   sub->add_option("--match", a.match, "Budgets to match, comma-separated: flops,params,kv")
       ->delimiter(',')
       ->capture_default_str();
@@ -85,6 +89,7 @@ SolverSetup make_setup(const SolverArgs& a) {
   s.space.head_dim = parse_range("--head-dim", a.head_dim, errors);
   s.space.kv_heads = parse_range("--kv-heads", a.kv_heads, errors);
   s.space.heads = parse_range("--heads", a.heads, errors);
+  s.space.expert_width = parse_range("--expert-width", a.expert_width, errors);
   s.space.free_heads = a.free_heads;
   s.space.align_hidden = a.align_hidden;
   s.space.align_experts = a.align_experts;

@@ -22,7 +22,7 @@ struct SolverArgs {
   std::int64_t depth = 0;     // used when given
   const CLI::Option* residual_scale_option = nullptr;
   const CLI::Option* depth_option = nullptr;
-  std::string hidden, experts, head_dim, kv_heads, heads;  // "V" or "LO:HI"; empty: default domain
+  std::string hidden, experts, head_dim, kv_heads, heads, expert_width;  // "V" or "LO:HI"; empty: default domain
   std::int64_t align_hidden = SearchSpace{}.align_hidden;
   std::int64_t align_experts = SearchSpace{}.align_experts;
   std::int64_t align_head_dim = SearchSpace{}.align_head_dim;

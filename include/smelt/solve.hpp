@@ -23,8 +23,11 @@ struct KnobRange {
   friend bool operator==(const KnobRange&, const KnobRange&) = default;
 };
 
-// How FFN widths (expert, shared expert, dense) follow the hidden size.
-enum class FfnScaling { proportional, fixed };
+// How FFN widths (expert, shared expert, dense) follow the hidden size:
+// proportional to H, fixed at the Baseline's, or searched (the expert width is
+// a knob, SearchSpace::expert_width; shared-expert and dense widths keep their
+// ratio to it, docs/solver.md).
+enum class FfnScaling { proportional, fixed, searched };
 std::string_view to_string(FfnScaling v);
 FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field);
 
@@ -38,8 +41,9 @@ struct SearchSpace {
   std::optional<KnobRange> experts;  // default: multiples of align_experts in [top_k, 8E]
   std::optional<KnobRange>
       head_dim;  // default: multiples of align_head_dim in [32, head_dim] (2 head_dim if shallower)
-  std::optional<KnobRange> kv_heads;  // default: divisors of the query heads up to the Baseline's (2x if shallower)
-  std::optional<KnobRange> heads;     // default: the Baseline's (free_heads: [heads/2, 2 heads])
+  std::optional<KnobRange> kv_heads;      // default: divisors of the query heads up to the Baseline's (2x if shallower)
+  std::optional<KnobRange> heads;         // default: the Baseline's (free_heads: [heads/2, 2 heads])
+  std::optional<KnobRange> expert_width;  // ffn = searched only; default: multiples of align_ffn in [W/8, 2W]
   std::int64_t align_hidden = 64;
   std::int64_t align_experts = 8;
   std::int64_t align_head_dim = 8;

@@ -10,8 +10,8 @@ using detail::EnumNames;
 using detail::name_of;
 using detail::parse_of;
 
-constexpr EnumNames<FfnScaling, 2> kFfnScaling{
-    {{FfnScaling::proportional, "proportional"}, {FfnScaling::fixed, "fixed"}}};
+constexpr EnumNames<FfnScaling, 3> kFfnScaling{
+    {{FfnScaling::proportional, "proportional"}, {FfnScaling::fixed, "fixed"}, {FfnScaling::searched, "searched"}}};
 constexpr EnumNames<Budget, 3> kBudget{{{Budget::flops, "flops"}, {Budget::params, "params"}, {Budget::kv, "kv"}}};
 constexpr EnumNames<SweepKind, 3> kSweepKind{
     {{SweepKind::baseline, "baseline"}, {SweepKind::loop, "loop"}, {SweepKind::depth, "depth"}}};

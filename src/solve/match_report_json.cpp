@@ -92,7 +92,8 @@ std::string match_report_json(const MatchResult& r) {
                  {"experts", range(r.space.experts)},
                  {"head_dim", range(r.space.head_dim)},
                  {"kv_heads", range(r.space.kv_heads)},
-                 {"heads", range(r.space.heads)}};
+                 {"heads", range(r.space.heads)},
+                 {"expert_width", range(r.space.expert_width)}};
   j["space_size"] = r.space_size;
   j["evaluated"] = r.evaluated;
   j["within_tolerance"] = r.within_tolerance;

@@ -72,7 +72,7 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
   const double tol = plan.options.tolerance_pct;
   const Objective objective(plan.options);
   const auto& k = best.knobs;
-  const Geometry g{k.heads, k.kv_heads, k.head_dim};
+  const Geometry g{k.heads, k.kv_heads, k.head_dim, plan.space.ffn == FfnScaling::searched ? k.expert_width : 0};
   const bool mla = plan.baseline.attention.type == AttentionType::mla;
   const auto limiting = [&](double pct) {
     return std::fabs(std::fabs(pct) - best.max_abs_mismatch_pct) < 1e-9 ? " (the largest mismatch)" : "";

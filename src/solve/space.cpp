@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -208,6 +209,28 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, bool
   return out;
 }
 
+// The routed-expert widths with SearchSpace::ffn = searched (docs/solver.md):
+// by default multiples of align_ffn in [W/8, 2W], W the Baseline's width:
+// down to DeepSeek-style fine-grained experts, up to twice as wide for a model
+// that pays for its extra width elsewhere. Otherwise one width (0): the
+// width follows SearchSpace::ffn.
+Domain resolve_expert_width(const ModelConfig& b, const SearchSpace& space, Violations& errors) {
+  if (space.ffn != FfnScaling::searched) {
+    if (space.expert_width)
+      errors.add("SearchSpace::expert_width", range_text(*space.expert_width),
+                 fmt::format("is searched only with SearchSpace::ffn = searched (ffn is {})", to_string(space.ffn)));
+    return {{0, 0}, 1};
+  }
+  if (!b.is_moe()) {
+    errors.add("SearchSpace::ffn", "searched", "the Baseline has no routed experts whose width to search");
+    return {{0, 0}, 0};
+  }
+  const i64 w = b.moe.expert_width;
+  const KnobRange width = space.expert_width.value_or(KnobRange{std::max<i64>(1, w / 8), std::min(2 * w, kMaxSize)});
+  return {width,
+          check_knob("SearchSpace::expert_width", width, kMaxSize, space.align_ffn, "SearchSpace::align_ffn", errors)};
+}
+
 // The size of the space before any of it is listed.
 void check_size(i64 geometries, i64 n_hidden, Violations& errors) {
   if (geometries > kMaxGeometries)
@@ -217,15 +240,23 @@ void check_size(i64 geometries, i64 n_hidden, Violations& errors) {
                            geometries, n_hidden, kMaxLoopsEvaluated));
 }
 
-void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, Plan& plan) {
+// Each attention geometry once per expert width: the width does not move the
+// KV cache, so the search's KV ranking (solve.cpp) holds across widths.
+void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, const Domain& width,
+                     Plan& plan) {
+  const std::vector<i64> widths = space.ffn == FfnScaling::searched
+                                      ? list_multiples(width.range.lo, width.range.hi, space.align_ffn)
+                                      : std::vector<i64>{0};
   if (b.attention.type == AttentionType::mla) {
-    plan.geometries = {{b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim}};
+    for (const i64 w : widths)
+      plan.geometries.push_back({b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim, w});
     return;
   }
   const std::vector<i64> head_dims = list_multiples(a.head_dim.lo, a.head_dim.hi, space.align_head_dim);
-  plan.geometries.reserve(static_cast<std::size_t>(a.geometries));
+  plan.geometries.reserve(static_cast<std::size_t>(a.geometries * width.size));
   for (const auto& [q, kv] : list_head_pairs(a.heads, a.kv_heads))
-    for (const i64 d : head_dims) plan.geometries.push_back({q, kv, d});
+    for (const i64 d : head_dims)
+      for (const i64 w : widths) plan.geometries.push_back({q, kv, d, w});
 }
 
 }  // namespace
@@ -251,12 +282,16 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   const Domain hidden = resolve_hidden(b, space, deeper, errors);
   const KnobRange experts = resolve_experts(b, space, errors);
   const Attention attention = resolve_attention(b, space, deeper, errors);
-  if (errors.empty()) check_size(attention.geometries, hidden.size, errors);
+  const Domain width = resolve_expert_width(b, space, errors);
+  // Geometries x widths, saturated: both are counts that may be near 2^50.
+  const i128 listed = static_cast<i128>(attention.geometries) * width.size;
+  if (errors.empty())
+    check_size(static_cast<i64>(std::min<i128>(listed, std::numeric_limits<i64>::max())), hidden.size, errors);
   errors.throw_if_any();
 
   plan.hidden = list_multiples(hidden.range.lo, hidden.range.hi, space.align_hidden);
   plan.experts = b.is_moe() ? list_multiples(experts.lo, experts.hi, space.align_experts) : std::vector<i64>{0};
-  list_geometries(b, space, attention, plan);
+  list_geometries(b, space, attention, width, plan);
   // The knobs are positive and bounded; what can still break is the template
   // itself at another depth (a pattern longer than the layers, dense-first
   // layers beyond them).
@@ -288,6 +323,12 @@ ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geom
     c.moe.expert_width = scaled_width(b.moe.expert_width, hidden, b.hidden_size, a);
     c.moe.shared_width = scaled_width(b.moe.shared_width, hidden, b.hidden_size, a);
     c.ffn.dense_width = scaled_width(b.ffn.dense_width, hidden, b.hidden_size, a);
+  } else if (plan.space.ffn == FfnScaling::searched) {
+    // Shared-expert and dense widths keep their ratio to the routed width.
+    const i64 a = plan.space.align_ffn;
+    c.moe.expert_width = g.expert_width;
+    c.moe.shared_width = scaled_width(b.moe.shared_width, g.expert_width, b.moe.expert_width, a);
+    c.ffn.dense_width = scaled_width(b.ffn.dense_width, g.expert_width, b.moe.expert_width, a);
   }
   c.loop = plan.loop;
   return c;
@@ -302,7 +343,7 @@ bool tie_break_less(const Plan& plan, i64 h1, i64 e1, const Geometry& g1, i64 h2
   const auto& a = plan.baseline.attention;
   const auto key = [&](i64 h, i64 e, const Geometry& g) {
     return std::make_tuple(h, -e, std::llabs(g.heads - a.num_heads), std::llabs(g.kv_heads - a.num_kv_heads),
-                           std::llabs(g.head_dim - a.head_dim), g.heads, g.kv_heads, g.head_dim);
+                           std::llabs(g.head_dim - a.head_dim), g.heads, g.kv_heads, g.head_dim, g.expert_width);
   };
   return key(h1, e1, g1) < key(h2, e2, g2);
 }

@@ -14,6 +14,7 @@ struct Geometry {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
+  std::int64_t expert_width = 0;  // SearchSpace::ffn = searched only; 0 otherwise
 };
 
 struct Plan {

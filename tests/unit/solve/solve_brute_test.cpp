@@ -65,13 +65,15 @@ ModelConfig random_baseline(Random& r) {
   return c;
 }
 
-}  // namespace
-
-TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", "[solve][brute]") {
+// Solves `trials` random spaces both ways and requires identical top lists.
+// With `searched_width`, MoE Baselines search the expert width too (its
+// default domain or a random sub-range of it), shared and dense widths
+// following it.
+void compare_with_brute_force(int trials, bool searched_width) {
   Random r;
   std::int64_t smart_work = 0;
   std::int64_t brute_work = 0;
-  for (int trial = 0; trial < 240; ++trial) {
+  for (int trial = 0; trial < trials; ++trial) {
     const ModelConfig b = random_baseline(r);
     LoopRecipe recipe;
     recipe.span = std::vector<LoopSpan>{LoopSpan::middle_half(), LoopSpan::full(), LoopSpan::of_fraction(0.25),
@@ -91,6 +93,16 @@ TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", 
     }
     s.align_ffn = 8;
     s.ffn = r.coin() ? FfnScaling::proportional : FfnScaling::fixed;
+    if (searched_width && b.is_moe()) {
+      s.ffn = FfnScaling::searched;
+      const std::int64_t w = b.moe.expert_width;
+      // Mostly a few widths around the Baseline's (brute force multiplies its
+      // work by each); the default domain [W/8, 2W] one time in eight.
+      if (r.in(0, 7) > 0) {
+        const std::int64_t lo = 8 * r.in(1, w / 8);
+        s.expert_width = KnobRange{lo, lo + 8 * r.in(0, 5)};
+      }
+    }
     MatchOptions o;
     o.match.clear();
     while (o.match.empty())
@@ -121,4 +133,15 @@ TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", 
   }
   // The search counts far fewer configs than the spaces hold.
   CHECK(smart_work * 3 < brute_work);
+}
+
+}  // namespace
+
+TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", "[solve][brute]") {
+  compare_with_brute_force(240, false);
+}
+
+TEST_CASE("with the expert width searched, the top candidates equal brute force on 30 random spaces",
+          "[solve][brute]") {
+  compare_with_brute_force(30, true);
 }

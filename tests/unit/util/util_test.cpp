@@ -42,7 +42,7 @@ TEST_CASE("a bad enum word is echoed cut to 60 bytes for every enum", "[util]") 
   CHECK_THROWS_WITH(parse_budget(word, "MatchOptions::match"),
                     "MatchOptions::match = \"" + shown + "\": must be one of flops, params, kv");
   CHECK_THROWS_WITH(parse_ffn_scaling(word, "SearchSpace::ffn"),
-                    "SearchSpace::ffn = \"" + shown + "\": must be one of proportional, fixed");
+                    "SearchSpace::ffn = \"" + shown + "\": must be one of proportional, fixed, searched");
 }
 
 TEST_CASE("CSV fields are quoted only where they need it", "[util]") {

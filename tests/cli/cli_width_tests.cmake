@@ -1,0 +1,18 @@
+# --ffn searched and --expert-width: the knob through the CLI, its
+# contradictions named with the CLI's flags, all at once, exit code 2.
+set(SMELT_PAPER_200M ${PROJECT_SOURCE_DIR}/examples/paper/paper-200m-e8-kv2x128.json)
+smelt_cli_test(width.pinned_without_searched EXIT 2
+               ARGS derive ${SMELT_PAPER_200M} --expert-width 256 --align-hidden 0
+               STDOUT_EMPTY STDERR "--align-hidden = 0: must be positive\n--expert-width = 256: is searched only with --ffn = searched \\(ffn is proportional\\)\n")
+smelt_cli_test(width.empty_range EXIT 2 ARGS derive ${SMELT_PAPER_200M} --ffn searched --expert-width 305:318
+               STDOUT_EMPTY STDERR "--expert-width = 305:318: contains no multiple of --align-ffn = 16\n")
+smelt_cli_test(width.bad_text EXIT 2 ARGS derive ${SMELT_PAPER_200M} --ffn searched --expert-width 64:x
+               STDOUT_EMPTY STDERR "--expert-width = \"64:x\": must be a value or a range LO:HI\n")
+# The paper's 200M E8 cell with its alignment freedom: 4.404% (tests/unit/solve/expert_width_test.cpp).
+smelt_cli_test(width.paper_200m_e8 EXIT 3
+               ARGS derive ${SMELT_PAPER_200M} --align-hidden 8 --align-experts 8 --align-head-dim 4 --ffn searched
+               STDOUT "expert width                           320            192\n")
+# The alternatives table gains an expert-width column only where the width was searched.
+smelt_cli_test(width.alternatives_column EXIT 3
+               ARGS derive ${SMELT_PAPER_200M} --align-hidden 8 --align-experts 8 --align-head-dim 4 --ffn searched --top 2
+               STDOUT "max  expert width\n  2    1272       16        10/2/88    -3.979%    \\+4.768%    \\+3.125%    4.768%           192\n")
