@@ -57,23 +57,16 @@ LayerPlan require_exact(const ModelConfig& c, const BenchOptions& o) {
   return plan;
 }
 
+// The message of the error of type E the run throws. A backend the machine
+// cannot offer is a cuda_error (exit 5), not bad input.
+template <class E = config_error>
 std::string message_of(const ModelConfig& c, const BenchOptions& o) {
   try {
     (void)run_bench(c, o);
-  } catch (const config_error& e) {
+  } catch (const E& e) {
     return e.what();
   }
   return "no error";
-}
-
-// A backend the machine cannot offer is a device error (exit 5), not bad input.
-std::string cuda_message_of(const ModelConfig& c, const BenchOptions& o) {
-  try {
-    (void)run_bench(c, o);
-  } catch (const cuda_error& e) {
-    return e.what();
-  }
-  return "no cuda_error";
 }
 
 }  // namespace
@@ -280,10 +273,10 @@ TEST_CASE("bench: backends are chosen from the registry", "[bench]") {
   CHECK_THROWS_WITH(parse_bench_backend("tpu", "--backend"), "--backend = \"tpu\": must be one of auto, cpu, cuda");
   // Nothing in this test program registers a CUDA backend before this point.
   const ModelConfig c = test::tiny_dense(1);
-  CHECK(cuda_message_of(c, {.backend = BenchBackendKind::cuda}) ==
+  CHECK(message_of<cuda_error>(c, {.backend = BenchBackendKind::cuda}) ==
         "BenchOptions::backend = \"cuda\": unavailable: no CUDA backend in this build");
   register_bench_backend(std::make_shared<FakeCuda>("no CUDA device found"));
-  CHECK(cuda_message_of(c, {.backend = BenchBackendKind::cuda}) ==
+  CHECK(message_of<cuda_error>(c, {.backend = BenchBackendKind::cuda}) ==
         "BenchOptions::backend = \"cuda\": unavailable: no CUDA device found");
   CHECK(run_bench(c, {.repetitions = 1}).backend == "cpu");
   // An available CUDA backend is the default, with 32768 tokens (4096 sequences of 8).
