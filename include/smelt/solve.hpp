@@ -28,6 +28,14 @@ struct KnobRange {
 // a knob, SearchSpace::expert_width; shared-expert and dense widths keep their
 // ratio to it, docs/solver.md).
 enum class FfnScaling { proportional, fixed, searched };
+
+// A closed range of real ratios [lo, hi].
+struct RatioRange {
+  double lo = 0;
+  double hi = 0;
+
+  friend bool operator==(const RatioRange&, const RatioRange&) = default;
+};
 std::string_view to_string(FfnScaling v);
 FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field);
 
@@ -48,6 +56,10 @@ struct SearchSpace {
   std::int64_t align_experts = 8;
   std::int64_t align_head_dim = 8;
   std::int64_t min_head_dim = 32;
+  std::int64_t max_head_dim = 256;  // FlashAttention's largest head size (docs/solver.md)
+  // Attention width (query heads x head_dim) over the hidden size, for every
+  // candidate of a GQA Baseline (docs/solver.md).
+  RatioRange attention_ratio{0.5, 2.0};
   std::int64_t align_ffn = 16;
   bool free_heads = false;
   FfnScaling ffn = FfnScaling::proportional;

@@ -11,8 +11,10 @@ MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& rec
   const detail::ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
   std::int64_t evaluated = 0;
   detail::TopCandidates top(plan, static_cast<std::size_t>(options.top));
-  for (const detail::Geometry& g : plan.geometries)
-    for (const std::int64_t h : plan.hidden) {
+  for (const detail::Geometry& g : plan.geometries) {
+    const detail::IndexSpan span = detail::hidden_span(plan, g);
+    for (std::size_t ih = span.lo; ih < span.hi; ++ih) {
+      const std::int64_t h = plan.hidden[ih];
       // One candidate per (H, geometry): its best expert count.
       detail::TopCandidates best_e(plan, 1);
       for (const std::int64_t e : plan.experts) {
@@ -22,6 +24,7 @@ MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& rec
       }
       top.offer(best_e.sorted().front());
     }
+  }
   return detail::build_result(plan, top.sorted(), target, evaluated);
 }
 

@@ -56,8 +56,10 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
     // Every candidate with this geometry has a largest mismatch of at least its
     // KV mismatch; the ranking makes every later geometry worse still.
     if (top.full() && detail::compare(r.kv, top.threshold()) > 0) break;
-    for (const i64 h : plan.hidden) {
-      const ExactBudgets first = h == plan.hidden.front() ? r.at_front : budgets(h, plan.experts.front(), r.geometry);
+    const detail::IndexSpan span = detail::hidden_span(plan, r.geometry);
+    for (std::size_t ih = span.lo; ih < span.hi; ++ih) {
+      const i64 h = plan.hidden[ih];
+      const ExactBudgets first = ih == 0 ? r.at_front : budgets(h, plan.experts.front(), r.geometry);
       const ExactBudgets last = n > 1 ? budgets(h, plan.experts.back(), r.geometry) : first;
       const std::vector<i128> c0 = objective.components(first);
       const std::vector<i128> c1 = objective.components(last);

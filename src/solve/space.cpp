@@ -334,6 +334,8 @@ ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geom
   return c;
 }
 
+IndexSpan hidden_span(const Plan& plan, const Geometry&) { return {0, plan.hidden.size()}; }
+
 Knobs knobs_of(const ModelConfig& c) {
   return {c.hidden_size,        c.moe.num_experts,  c.attention.num_heads, c.attention.num_kv_heads,
           c.attention.head_dim, c.moe.expert_width, c.moe.shared_width,    c.ffn.dense_width};

@@ -34,6 +34,14 @@ struct Plan {
   }
 };
 
+// Indices [lo, hi) into Plan::hidden: the hidden sizes a geometry may be
+// paired with (the attention-width ratio rule, docs/solver.md).
+struct IndexSpan {
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+};
+IndexSpan hidden_span(const Plan& plan, const Geometry& g);
+
 // Validates every option (all violations at once, config_error) and resolves
 // the domains.
 Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
