@@ -106,14 +106,15 @@ TEST_CASE("the relaxations of a Baseline the space misses are solved and sorted 
   CHECK(r.relaxations[2].max_abs_mismatch_pct == 1.5625);
 }
 
+// A tolerance of 0 misses whatever the defaults: no candidate matches exactly.
 TEST_CASE("a result within the tolerance, or with relaxations off, lists none", "[solve][relax]") {
   const MatchResult within = solve(example("smelt-baseline-54b.json"), {});
   CHECK(within.within_tolerance);
   CHECK(within.relaxations.empty());
-  const MatchResult off = solve(example("smelt-baseline-12l.json"), {}, {}, {.relaxations = false});
+  const MatchResult off = solve(example("smelt-baseline-12l.json"), {}, {}, {.tolerance_pct = 0, .relaxations = false});
   CHECK_FALSE(off.within_tolerance);
   CHECK(off.relaxations.empty());
-  const MatchResult on = solve(example("smelt-baseline-12l.json"), {});
+  const MatchResult on = solve(example("smelt-baseline-12l.json"), {}, {}, {.tolerance_pct = 0});
   CHECK_FALSE(on.relaxations.empty());
 }
 
@@ -148,6 +149,7 @@ MatchResult refusing_solver(const ModelConfig& b, const LoopRecipe& r, const Sea
 TEST_CASE("a relaxation whose space is refused is listed last with its reasons", "[solve][relax]") {
   const ModelConfig b = example("smelt-baseline-12l.json");
   MatchOptions o;
+  o.tolerance_pct = 0;
   o.relaxations = false;
   const MatchResult missed = solve(b, {}, {}, o);
   o.relaxations = true;
@@ -182,7 +184,8 @@ TEST_CASE("only the relaxations that apply are tried", "[solve][relax]") {
   s.hidden = KnobRange{1000, 1030};
   s.ffn = FfnScaling::searched;
   s.expert_width = KnobRange{240, 272};
-  const MatchResult r = solve(example("smelt-baseline-12l.json"), {}, s, {.top = 1});
+  s.free_heads = false;  // given: the test is about which relaxations apply, not about the default
+  const MatchResult r = solve(example("smelt-baseline-12l.json"), {}, s, {.tolerance_pct = 0, .top = 1});
   REQUIRE_FALSE(r.within_tolerance);
   std::vector<std::string> fields;
   for (const Relaxation& x : r.relaxations) fields.push_back(x.changes.front().field);
