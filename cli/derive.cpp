@@ -21,6 +21,7 @@ struct DeriveArgs {
   std::string baseline;
   SolverArgs solver;
   bool json = false;
+  bool no_relaxations = false;
   std::string out;
 };
 
@@ -28,6 +29,35 @@ std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
 
 std::string geometry(const Knobs& k) {
   return k.kv_heads == 0 ? fmt::format("{}/MLA", k.heads) : fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim);
+}
+
+// The options that apply a relaxation, its fields already flags: "--align-head-dim 4",
+// "drop --heads, --free-heads".
+std::string applied_by(const Relaxation& x) {
+  std::string out;
+  for (const FieldChange& c : x.changes) {
+    out += out.empty() ? "" : ", ";
+    out += c.value == "default" ? "drop " + c.field : c.value == "true" ? c.field : c.field + " " + c.value;
+  }
+  return out;
+}
+
+// Each relaxation solved alone, best first: what its best reaches, or why its space was refused.
+std::string relaxation_lines(const MatchResult& r) {
+  if (r.relaxations.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (const Relaxation& x : r.relaxations) {
+    if (!x.solved) {
+      rows.push_back({"  " + applied_by(x), "refused: " + x.error});
+      continue;
+    }
+    const Knobs& k = x.knobs;
+    rows.push_back(
+        {"  " + applied_by(x), fmt::format("reaches {:.3f}%", x.max_abs_mismatch_pct),
+         x.within_tolerance ? "within" : "outside",
+         fmt::format("H {}, {} experts, {}, expert width {}", k.hidden, k.experts, geometry(k), k.expert_width)});
+  }
+  return "\nrelaxations, each solved alone (best first)\n" + render_cells(rows, 4);
 }
 
 std::string human_report(const MatchResult& r) {
@@ -68,6 +98,7 @@ std::string human_report(const MatchResult& r) {
                      best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
   for (const auto& line : r.why) out += "  why: " + line + "\n";
+  out += relaxation_lines(r);
   if (r.candidates.size() > 1) {
     // The expert width has a column only where it was searched: otherwise it follows H.
     const bool width = r.space.ffn == FfnScaling::searched;
@@ -88,9 +119,15 @@ std::string human_report(const MatchResult& r) {
 int run_derive(const DeriveArgs& args) {
   const SolverSetup setup = make_setup(args.solver);
   const ModelConfig baseline = read_config(args.baseline);
-  MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
+  MatchOptions options = setup.options;
+  options.relaxations = !args.no_relaxations;
+  MatchResult result = solve(baseline, setup.recipe, setup.space, options);
   // The library says which field to change; the user changes a flag.
   for (auto& line : result.why) line = to_flags(line);
+  for (auto& x : result.relaxations) {
+    for (auto& c : x.changes) c.field = to_flags(c.field);
+    x.error = to_flags(x.error);
+  }
   const std::string text = args.json ? match_report_json(result) : human_report(result);
   if (!args.out.empty()) write_text_file(args.out, to_json(result.candidates.front().config));
   std::cout << text;
@@ -119,6 +156,8 @@ Run add_derive(CLI::App& app) {
       ->required();
   add_solver_options(sub, args->solver, true);
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
+  sub->add_flag("--no-relaxations", args->no_relaxations,
+                "When the best misses the tolerance, do not solve each single relaxation of the space");
   sub->add_option("--out", args->out, "Write the best config as native JSON to FILE (even when outside the tolerance)");
   return [args] { return run_derive(*args); };
 }

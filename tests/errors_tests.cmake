@@ -20,9 +20,10 @@ smelt_cli_test(errors.flags.derive EXIT 2 STDOUT_EMPTY
                     --top 0 --tolerance -1 --depth 0 --residual-scale 0
                STDERR "^smelt-match: error: --align-head-dim = 0: must be positive\n--min-head-dim = 0: must be positive\n--top = 0: must be positive\n--tolerance = -1: must be a percentage >= 0\n--depth = 0: must be between 1 and 65536\n--residual-scale = 0: must be a positive finite number\n$")
 smelt_cli_test(errors.flags.why EXIT 3 ARGS derive ${PROJECT_SOURCE_DIR}/examples/smelt-baseline-12l.json
-               STDERR "allow other --kv-heads or --head-dim values\n.*hidden size here \\(--align-hidden\\)\n")
+               STDERR "hidden size here \\(--align-hidden\\)\n"
+               STDOUT "\nrelaxations, each solved alone \\(best first\\)\n  --align-head-dim 4  ")
 smelt_cli_test(errors.flags.why_json EXIT 3 ARGS derive --json ${PROJECT_SOURCE_DIR}/examples/smelt-baseline-12l.json
-               STDOUT "\"why\": \\[\n    \"kv_bytes_per_token: [^\n]*allow other --kv-heads or --head-dim values\",")
+               STDOUT "\"why\": \\[\n    \"kv_bytes_per_token: [^\n]*\n    \"flops_per_token: [^\n]*\\(--align-hidden\\)\",.*\"relaxations\": \\[\n    {\n      \"changes\": \\[\n        {\n          \"field\": \"--align-head-dim\",\n          \"value\": \"4\"")
 smelt_cli_test(errors.list.context EXIT 2 STDOUT_EMPTY
                ARGS derive ${PROJECT_SOURCE_DIR}/examples/smelt-baseline-12l.json --context 4096,abc
                STDERR "^smelt-match: error: --context = \"abc\": must be token counts separated by commas\n$")

@@ -8,6 +8,10 @@
 
 namespace smelt {
 
+// Match reports are at schema_version 2 (relaxations, max_head_dim,
+// attention_ratio); the other reports stay at kReportSchemaVersion.
+inline constexpr int kMatchReportSchemaVersion = 2;
+
 std::string match_report_json(const MatchResult& result);
 
 }  // namespace smelt

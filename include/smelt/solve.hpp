@@ -76,6 +76,8 @@ struct MatchOptions {
                                        // Baseline's context
   double tolerance_pct = 1.0;          // in [0, 1e6]
   std::int64_t top = 5;                // >= 1: candidates returned, the best and top - 1 alternatives
+  bool relaxations = true;             // when the best misses the tolerance, solve each single relaxation
+                                       // (MatchResult::relaxations, docs/solver.md section 8)
 };
 
 // One budget of one candidate at one context.
@@ -118,6 +120,28 @@ struct Candidate {
   std::int64_t active_params = 0;
 };
 
+// One field a relaxation changes, named as the library spells it, and its new
+// value as text: {"SearchSpace::align_head_dim", "4"}; "default" where a
+// pinned knob is dropped to its default domain.
+struct FieldChange {
+  std::string field;
+  std::string value;
+
+  friend bool operator==(const FieldChange&, const FieldChange&) = default;
+};
+
+// A single relaxation of the declared space or recipe, solved again (top = 1,
+// no nested relaxations): the best largest mismatch it reaches, or why its
+// space was refused (docs/solver.md section 8).
+struct Relaxation {
+  std::vector<FieldChange> changes;  // usually one; freeing pinned heads also sets free_heads
+  bool solved = false;               // false: the relaxed space was refused, see error
+  double max_abs_mismatch_pct = 0;   // the relaxed best's objective, when solved
+  bool within_tolerance = false;     // decided exactly, as MatchResult::within_tolerance
+  Knobs knobs;                       // the relaxed best's knobs, when solved
+  std::string error;                 // the config_error's lines joined by "; ", when refused
+};
+
 struct MatchResult {
   ModelConfig baseline;
   LoopConfig loop;
@@ -128,8 +152,11 @@ struct MatchResult {
   std::vector<Candidate> candidates;  // best first: candidates[0] is the answer
   bool within_tolerance = false;
   std::vector<std::string> why;  // when not within tolerance: which budget, and why
-  std::int64_t space_size = 0;   // candidates in the declared space
-  std::int64_t evaluated = 0;    // configs the search counted
+  // When not within tolerance (and MatchOptions::relaxations): each single
+  // relaxation, best first; refused ones last.
+  std::vector<Relaxation> relaxations;
+  std::int64_t space_size = 0;  // candidates in the declared space
+  std::int64_t evaluated = 0;   // configs the search counted
 };
 
 // Throws config_error (exit code 2 in the CLI) for an empty or contradictory

@@ -1,6 +1,7 @@
 // solve_brute_force(): counts every candidate of the space. The reference the
 // tests hold solve() to, and the baseline of its benchmark.
 #include "solve/found.hpp"
+#include "solve/relax.hpp"
 
 namespace smelt {
 
@@ -25,7 +26,8 @@ MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& rec
       top.offer(best_e.sorted().front());
     }
   }
-  return detail::build_result(plan, top.sorted(), target, evaluated);
+  return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
+                                  options, solve_brute_force);
 }
 
 }  // namespace smelt

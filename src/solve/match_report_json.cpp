@@ -29,13 +29,16 @@ ordered_json budgets(const BudgetsAt& at) {
           {"flops_per_token_non_embedding", budget(at.flops_non_embedding)}};
 }
 
+ordered_json knobs(const Knobs& k) {
+  return {{"hidden_size", k.hidden},        {"num_experts", k.experts},    {"num_heads", k.heads},
+          {"num_kv_heads", k.kv_heads},     {"head_dim", k.head_dim},      {"expert_width", k.expert_width},
+          {"shared_width", k.shared_width}, {"dense_width", k.dense_width}};
+}
+
 ordered_json candidate(const Candidate& c) {
   ordered_json j;
   j["name"] = c.config.name;
-  j["knobs"] = {{"hidden_size", c.knobs.hidden},        {"num_experts", c.knobs.experts},
-                {"num_heads", c.knobs.heads},           {"num_kv_heads", c.knobs.kv_heads},
-                {"head_dim", c.knobs.head_dim},         {"expert_width", c.knobs.expert_width},
-                {"shared_width", c.knobs.shared_width}, {"dense_width", c.knobs.dense_width}};
+  j["knobs"] = knobs(c.knobs);
   j["budgets"] = budgets(c.budgets.front());
   j["max_abs_mismatch_pct"] = c.max_abs_mismatch_pct;
   j["contexts"] = ordered_json::array();
@@ -52,6 +55,19 @@ ordered_json candidate(const Candidate& c) {
   return j;
 }
 
+// A solved relaxation carries its best's mismatch and knobs, a refused one its
+// error; the other keys are null.
+ordered_json relaxation(const Relaxation& r) {
+  ordered_json changes = ordered_json::array();
+  for (const FieldChange& c : r.changes) changes.push_back({{"field", c.field}, {"value", c.value}});
+  ordered_json j{{"changes", std::move(changes)}};
+  j["max_abs_mismatch_pct"] = r.solved ? ordered_json(r.max_abs_mismatch_pct) : ordered_json();
+  j["within_tolerance"] = r.within_tolerance;
+  j["knobs"] = r.solved ? knobs(r.knobs) : ordered_json();
+  j["error"] = r.solved ? ordered_json() : ordered_json(r.error);
+  return j;
+}
+
 // A pinned or ranged knob as [lo, hi]; "default" for its default domain.
 ordered_json range(const std::optional<KnobRange>& r) {
   if (!r) return "default";
@@ -62,7 +78,7 @@ ordered_json range(const std::optional<KnobRange>& r) {
 
 std::string match_report_json(const MatchResult& r) {
   ordered_json j;
-  j["schema_version"] = kReportSchemaVersion;
+  j["schema_version"] = kMatchReportSchemaVersion;
   j["kind"] = "match";
   j["baseline"] = {
       {"name", r.baseline.name},
@@ -86,6 +102,8 @@ std::string match_report_json(const MatchResult& r) {
                  {"align_head_dim", r.space.align_head_dim},
                  {"align_ffn", r.space.align_ffn},
                  {"min_head_dim", r.space.min_head_dim},
+                 {"max_head_dim", r.space.max_head_dim},
+                 {"attention_ratio", ordered_json::array({r.space.attention_ratio.lo, r.space.attention_ratio.hi})},
                  {"free_heads", r.space.free_heads},
                  {"depth", r.candidates.empty() ? r.baseline.num_layers : r.candidates.front().config.num_layers},
                  {"hidden", range(r.space.hidden)},
@@ -93,11 +111,14 @@ std::string match_report_json(const MatchResult& r) {
                  {"head_dim", range(r.space.head_dim)},
                  {"kv_heads", range(r.space.kv_heads)},
                  {"heads", range(r.space.heads)},
-                 {"expert_width", range(r.space.expert_width)}};
+                 {"expert_width", range(r.space.expert_width)},
+                 {"relaxations", r.options.relaxations}};
   j["space_size"] = r.space_size;
   j["evaluated"] = r.evaluated;
   j["within_tolerance"] = r.within_tolerance;
   j["why"] = r.why;
+  j["relaxations"] = ordered_json::array();
+  for (const Relaxation& x : r.relaxations) j["relaxations"].push_back(relaxation(x));
   j["best"] = r.candidates.empty() ? ordered_json() : candidate(r.candidates.front());
   j["alternatives"] = ordered_json::array();
   for (std::size_t i = 1; i < r.candidates.size(); ++i) j["alternatives"].push_back(candidate(r.candidates[i]));

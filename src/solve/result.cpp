@@ -66,7 +66,8 @@ double flops_step(const Plan& plan, const ModelConfig& from, const ModelConfig& 
 
 // Why the best candidate misses the tolerance: one line per budget it misses
 // (parameters once, the others per context), each with the step the space
-// moves that budget in near the answer.
+// moves that budget in near the answer. What a wider space would reach is not
+// guessed here: MatchResult::relaxations solves it (relax.cpp).
 std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
   std::vector<std::string> why;
   const double tol = plan.options.tolerance_pct;
@@ -91,8 +92,7 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
                             (static_cast<double>(k.head_dim) * at.kv.baseline);
         why.push_back(fmt::format(
             "kv_bytes_per_token{}: {:+.2f}% misses the {}% tolerance{}: KV cache moves in steps of {:.1f}% here "
-            "(head_dim multiple of {} with {} KV heads); allow other SearchSpace::kv_heads or SearchSpace::head_dim "
-            "values",
+            "(head_dim multiple of {} with {} KV heads)",
             where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct), step, plan.space.align_head_dim, k.kv_heads));
       }
     }

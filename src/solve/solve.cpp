@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "solve/found.hpp"
+#include "solve/relax.hpp"
 
 namespace smelt {
 namespace {
@@ -115,7 +116,8 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
       top.offer({std::move(best), h, plan.experts[static_cast<std::size_t>(best_k)], r.geometry});
     }
   }
-  return detail::build_result(plan, top.sorted(), target, evaluated);
+  return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
+                                  options, solve);
 }
 
 }  // namespace smelt

@@ -150,6 +150,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
 
   MatchOptions top1 = match;
   top1.top = 1;
+  top1.relaxations = false;  // a sweep row carries no relaxations (docs/solver.md section 8)
   std::vector<SweepRow> rows;
   // Each distinct solver violation, with the rows it hit.
   std::vector<std::pair<Violation, std::vector<std::string>>> failures;

@@ -5,7 +5,7 @@ file(MAKE_DIRECTORY ${OUT_DIR})
 smelt_cli_test(derive.54b EXIT 0 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json
                STDOUT "hidden size +2304 +1920 *\n.*routed experts +336 +488 *\n.*heads/KV heads/head_dim +24/6/96 +24/6/64.*within the 1% tolerance")
 smelt_cli_test(derive.54b.json EXIT 0 ARGS derive --json --top 2 ${SMELT_EX}/smelt-baseline-54b.json
-               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"match\",.*\"within_tolerance\": true,.*\"best\": {.*\"hidden_size\": 1920,.*\"kv_bytes_per_token\": {\n *\"baseline\": 69120.0,\n *\"candidate\": 69120.0,\n *\"mismatch_pct\": 0.0.*\"alternatives\": \\[")
+               STDOUT "^{\n  \"schema_version\": 2,\n  \"kind\": \"match\",.*\"within_tolerance\": true,.*\"best\": {.*\"hidden_size\": 1920,.*\"kv_bytes_per_token\": {\n *\"baseline\": 69120.0,\n *\"candidate\": 69120.0,\n *\"mismatch_pct\": 0.0.*\"alternatives\": \\[")
 smelt_cli_test(derive.out EXIT 0 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json --out ${OUT_DIR}/derived-54b.json
                STDOUT "max \\|mismatch\\| 0.534%")
 # The written config counts, and feeds back in: derive from it with no loop returns it unchanged.

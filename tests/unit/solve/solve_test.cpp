@@ -93,7 +93,7 @@ TEST_CASE("a Baseline the space cannot match within 1% exits with reasons", "[so
   REQUIRE(r.why.size() == 3);
   CHECK(r.why[0] ==
         "kv_bytes_per_token: +3.12% misses the 1% tolerance: KV cache moves in steps of 9.4% here (head_dim multiple "
-        "of 8 with 2 KV heads); allow other SearchSpace::kv_heads or SearchSpace::head_dim values");
+        "of 8 with 2 KV heads)");
   CHECK(r.why[1] ==
         "flops_per_token: -3.55% misses the 1% tolerance (the largest mismatch): FLOPs move in steps of about 7.5% per "
         "64 of hidden size here (SearchSpace::align_hidden)");

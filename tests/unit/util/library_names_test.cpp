@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "flag_names.hpp"
 #include "scaling/readers.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_backend.hpp"
@@ -210,4 +211,32 @@ TEST_CASE("native JSON reports a rule on a field only when reading did not alrea
     CHECK(e.violations()[0].field == "attention.num_heads");
     CHECK(e.violations()[1].field == "moe.top_k");
   }
+}
+
+TEST_CASE("relaxations name library fields, and smelt-match has a flag for each", "[errors]") {
+  const ModelConfig b = example("smelt-baseline-12l.json");
+  std::vector<Relaxation> all;
+  // free_heads given: its default is not what this test is about.
+  for (const SearchSpace& s : {SearchSpace{.head_dim = KnobRange{32, 128},
+                              .kv_heads = KnobRange{1, 2},
+                              .heads = KnobRange{10, 10},
+                              .free_heads = false},
+                               SearchSpace{.free_heads = false, .ffn = FfnScaling::searched}}) {
+    const MatchResult r = solve(b, {}, s, {.tolerance_pct = 0, .top = 1});  // misses whatever the defaults
+    REQUIRE_FALSE(r.relaxations.empty());
+    all.insert(all.end(), r.relaxations.begin(), r.relaxations.end());
+  }
+  std::size_t fields = 0;
+  for (const Relaxation& x : all)
+    for (const FieldChange& c : x.changes) {
+      INFO(c.field << " = " << c.value);
+      check_no_flags(c.field + " = " + c.value);
+      CHECK((c.field.rfind("SearchSpace::", 0) == 0 || c.field.rfind("LoopRecipe::", 0) == 0));
+      CHECK(cli::to_flags(c.field).rfind("--", 0) == 0);
+      ++fields;
+    }
+  // align_hidden, align_experts, align_head_dim, head_dim, kv_heads, heads + free_heads, attention_ratio, ffn and
+  // 3 spans (12 fields); then align_hidden, align_experts, align_head_dim, align_ffn, min_head_dim, free_heads,
+  // attention_ratio and 3 spans (10).
+  CHECK(fields == 12 + 10);
 }

@@ -1,0 +1,18 @@
+// Relaxations, computed: when the best candidate misses the tolerance, each
+// single relaxation of the declared space or recipe is solved again and its
+// best largest mismatch reported (docs/solver.md section 8).
+#pragma once
+
+#include "smelt/solve.hpp"
+
+namespace smelt::detail {
+
+using Solver = MatchResult (*)(const ModelConfig&, const LoopRecipe&, const SearchSpace&, const MatchOptions&);
+
+// `result` with MatchResult::relaxations filled when it misses the tolerance and
+// options.relaxations is set; each relaxed space is solved by `solver` (top = 1,
+// relaxations off), so solve() and solve_brute_force() report the same list.
+MatchResult with_relaxations(MatchResult result, const ModelConfig& baseline, const LoopRecipe& recipe,
+                             const SearchSpace& space, const MatchOptions& options, Solver solver);
+
+}  // namespace smelt::detail
