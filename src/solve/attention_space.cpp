@@ -28,8 +28,11 @@ i64 clamp_size(i128 v) { return static_cast<i64>(std::clamp<i128>(v, 0, kMaxSize
 bool less(const Ratio& a, const Ratio& b) { return i128{a.num} * b.den < i128{b.num} * a.den; }
 double value_of(const Ratio& r) { return static_cast<double>(r.num) / static_cast<double>(r.den); }
 
+// "V" when both ends print alike (nan included), "LO:HI" otherwise.
 std::string ratio_text(const RatioRange& r) {
-  return r.lo == r.hi ? fmt::format("{}", r.lo) : fmt::format("{}:{}", r.lo, r.hi);
+  const std::string lo = fmt::format("{}", r.lo);
+  const std::string hi = fmt::format("{}", r.hi);
+  return lo == hi ? lo : lo + ":" + hi;
 }
 
 void check_scalars(const SearchSpace& space, Violations& errors) {
