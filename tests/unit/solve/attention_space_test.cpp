@@ -170,3 +170,18 @@ TEST_CASE("an MLA Baseline keeps its attention under the default free heads", "[
         std::vector<std::string>{"SearchSpace::head_dim, SearchSpace::kv_heads, SearchSpace::heads: not supported for "
                                  "an MLA Baseline (its attention is kept as it is)"});
 }
+
+TEST_CASE("free_heads = false keeps the Baseline's query heads, KV heads any divisor of them", "[solve][attention]") {
+  const ModelConfig b = paper_200m();  // 10 query heads: KV heads 1, 2, 5 or 10
+  const MatchResult r = solve(b, {}, {.free_heads = false}, {.top = 5});
+  for (const Candidate& c : r.candidates) {
+    CHECK(c.knobs.heads == 10);
+    CHECK(10 % c.knobs.kv_heads == 0);
+  }
+  // The best keeps 2 x 88 (KV 176 against 170.67: +3.125%) and misses most on
+  // parameters (+7.177%, 16 experts at H 1024), where the free heads reach 0.781%.
+  CHECK(r.candidates.front().knobs.kv_heads == 2);
+  CHECK(r.candidates.front().knobs.head_dim == 88);
+  CHECK(r.candidates.front().budgets.front().kv.mismatch_pct == 3.125);
+  CHECK(r.candidates.front().max_abs_mismatch_pct == Approx(7.177).margin(5e-4));
+}
