@@ -10,7 +10,7 @@ namespace {
 // Library names (struct::member, or a phrase the library writes) and what the
 // CLI writes instead. A phrase comes before the name it holds: the first
 // match at a position wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 39> kFlags{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 41> kFlags{{
     // derive and sweep (solver_options.cpp)
     {"LoopRecipe::span", "--span"},
     {"LoopRecipe::loops", "--loops"},
@@ -21,12 +21,14 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 39> kFlags{{
     {"SearchSpace::head_dim", "--head-dim"},
     {"SearchSpace::kv_heads", "--kv-heads"},
     {"SearchSpace::heads", "--heads"},
+    {"SearchSpace::free_heads = false", "--keep-heads"},
     {"SearchSpace::free_heads", "--free-heads"},
+    {"SearchSpace::max_head_dim", "--max-head-dim"},
+    {"SearchSpace::attention_ratio", "--attention-ratio"},
     {"SearchSpace::align_hidden", "--align-hidden"},
     {"SearchSpace::align_experts", "--align-experts"},
     {"SearchSpace::align_head_dim", "--align-head-dim"},
     {"SearchSpace::min_head_dim", "--min-head-dim"},
-    {"SearchSpace::attention_ratio", "--attention-ratio"},
     {"SearchSpace::align_ffn", "--align-ffn"},
     {"SearchSpace::ffn", "--ffn"},
     {"SearchSpace::expert_width", "--expert-width"},

@@ -23,6 +23,20 @@ std::optional<KnobRange> parse_range(const char* option, const std::string& text
   return r;
 }
 
+// "V" or "LO:HI" as a ratio range; the library checks the values' ranges.
+std::optional<RatioRange> parse_ratio(const std::string& text, detail::Violations& errors) {
+  RatioRange r;
+  const auto colon = text.find(':');
+  const bool ok = colon == std::string::npos ? parse_number(std::string_view(text), r.lo) && (r.hi = r.lo, true)
+                                             : parse_number(std::string_view(text).substr(0, colon), r.lo) &&
+                                                   parse_number(std::string_view(text).substr(colon + 1), r.hi);
+  if (!ok) {
+    errors.add(fmt::format("--attention-ratio = \"{}\": must be a ratio or a range LO:HI", text));
+    return std::nullopt;
+  }
+  return r;
+}
+
 }  // namespace
 
 void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
@@ -40,11 +54,21 @@ void add_solver_options(CLI::App* sub, SolverArgs& a, bool recipe) {
   sub->add_option("--experts", a.experts,
                   "Routed experts: a value or LO:HI (default: multiples of --align-experts in [top_k, 8E])");
   sub->add_option("--head-dim", a.head_dim,
-                  "Head size: a value or LO:HI (default: multiples of --align-head-dim in [--min-head-dim, head_dim])");
+                  "Head size: a value or LO:HI (default: multiples of --align-head-dim in [--min-head-dim, "
+                  "--max-head-dim])");
   sub->add_option("--kv-heads", a.kv_heads,
-                  "KV heads: a value or LO:HI, divisors of the query heads (default: up to the Baseline's)");
-  sub->add_option("--heads", a.heads, "Query heads: a value or LO:HI (default: the Baseline's)");
-  sub->add_flag("--free-heads", a.free_heads, "Let the query heads move in [heads/2, 2 heads]");
+                  "KV heads: a value or LO:HI, divisors of the query heads (default: any divisor)");
+  sub->add_option("--heads", a.heads,
+                  "Query heads: a value or LO:HI (default: free, every count whose width fits --attention-ratio)");
+  sub->add_flag("--free-heads", a.free_heads, "Let the query heads move (the default; kept for older scripts)");
+  sub->add_flag("--keep-heads", a.keep_heads, "Keep the Baseline's query heads");
+  sub->add_option("--max-head-dim", a.max_head_dim,
+                  "Largest default head size, --min-head-dim to 2^24 (FlashAttention's limit)")
+      ->capture_default_str();
+  sub->add_option("--attention-ratio", a.attention_ratio,
+                  "Query heads x head_dim over H: a ratio or LO:HI, 0.000001 to 1000000 (the default widens to "
+                  "the Baseline's own)")
+      ->capture_default_str();
   sub->add_option("--align-hidden", a.align_hidden, "Hidden sizes are multiples of this, 1 to 2^24")
       ->capture_default_str();
   sub->add_option("--align-experts", a.align_experts, "Expert counts are multiples of this, 1 to 2^20")
@@ -90,7 +114,13 @@ SolverSetup make_setup(const SolverArgs& a) {
   s.space.kv_heads = parse_range("--kv-heads", a.kv_heads, errors);
   s.space.heads = parse_range("--heads", a.heads, errors);
   s.space.expert_width = parse_range("--expert-width", a.expert_width, errors);
-  s.space.free_heads = a.free_heads;
+  if (a.free_heads && a.keep_heads)
+    errors.add(
+        "--keep-heads: contradicts --free-heads (keep the Baseline's query heads, or let them move: the "
+        "default)");
+  s.space.free_heads = !a.keep_heads;
+  s.space.max_head_dim = a.max_head_dim;
+  if (const auto ratio = parse_ratio(a.attention_ratio, errors)) s.space.attention_ratio = *ratio;
   s.space.align_hidden = a.align_hidden;
   s.space.align_experts = a.align_experts;
   s.space.align_head_dim = a.align_head_dim;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "smelt/solve.hpp"
@@ -28,7 +29,11 @@ struct SolverArgs {
   std::int64_t align_head_dim = SearchSpace{}.align_head_dim;
   std::int64_t min_head_dim = SearchSpace{}.min_head_dim;
   std::int64_t align_ffn = SearchSpace{}.align_ffn;
-  bool free_heads = SearchSpace{}.free_heads;
+  std::int64_t max_head_dim = SearchSpace{}.max_head_dim;
+  std::string attention_ratio =
+      fmt::format("{}:{}", SearchSpace{}.attention_ratio.lo, SearchSpace{}.attention_ratio.hi);
+  bool free_heads = false;  // --free-heads given: the default anyway
+  bool keep_heads = false;  // --keep-heads: SearchSpace::free_heads = false
   std::string ffn{to_string(SearchSpace{}.ffn)};
   std::vector<std::string> match = budget_words(MatchOptions{}.match);
   bool flops_with_head = MatchOptions{}.flops_with_head;

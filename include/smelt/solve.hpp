@@ -44,24 +44,35 @@ FfnScaling parse_ffn_scaling(std::string_view s, std::string_view field);
 // align_experts in [1, 2^20]), checked before any arithmetic on them; the
 // space is sized before it is listed: at most 2^20 attention geometries and
 // 5e7 geometry x hidden-size pairs.
+//
+// The attention of a GQA Baseline follows shape rules, not per-factor boxes:
+// query heads free, KV heads any divisor of the query heads, head_dim up to
+// FlashAttention's largest head size, and every candidate's attention width
+// (query heads x head_dim) within attention_ratio x H. An MLA Baseline keeps
+// its attention.
 struct SearchSpace {
   std::optional<KnobRange> hidden;   // default: multiples of align_hidden in [H/4, H] ([H, 2H] if shallower)
   std::optional<KnobRange> experts;  // default: multiples of align_experts in [top_k, 8E]
-  std::optional<KnobRange>
-      head_dim;  // default: multiples of align_head_dim in [32, head_dim] (2 head_dim if shallower)
-  std::optional<KnobRange> kv_heads;      // default: divisors of the query heads up to the Baseline's (2x if shallower)
-  std::optional<KnobRange> heads;         // default: the Baseline's (free_heads: [heads/2, 2 heads])
+  // Default: multiples of align_head_dim in [min_head_dim, max_head_dim], or up
+  // to the Baseline's head_dim when that is larger; a range above that is an error.
+  std::optional<KnobRange> head_dim;
+  std::optional<KnobRange> kv_heads;  // default: every divisor of the query heads ([1, q])
+  // Default (free_heads): every count whose width some head_dim fits with some
+  // H; free_heads = false keeps the Baseline's (then heads is a contradiction).
+  std::optional<KnobRange> heads;
   std::optional<KnobRange> expert_width;  // ffn = searched only; default: multiples of align_ffn in [W/8, 2W]
   std::int64_t align_hidden = 64;
   std::int64_t align_experts = 8;
   std::int64_t align_head_dim = 8;
   std::int64_t min_head_dim = 32;
-  std::int64_t max_head_dim = 256;  // FlashAttention's largest head size (docs/solver.md)
+  std::int64_t max_head_dim = 256;  // FlashAttention's largest head size (docs/solver.md), in [min_head_dim, 2^24]
   // Attention width (query heads x head_dim) over the hidden size, for every
-  // candidate of a GQA Baseline (docs/solver.md).
+  // candidate of a GQA Baseline: finite, 1e-6 <= lo <= hi <= 1e6, compared
+  // exactly after rounding to 9 decimals (0.7 is 7/10). The default [0.5, 2]
+  // widens to hold the Baseline's own ratio; a range set by the caller is kept.
   RatioRange attention_ratio{0.5, 2.0};
   std::int64_t align_ffn = 16;
-  bool free_heads = false;
+  bool free_heads = true;
   FfnScaling ffn = FfnScaling::proportional;
 };
 

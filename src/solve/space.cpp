@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "solve/attention_space.hpp"
+#include "solve/knob_range.hpp"
 #include "util/bounds.hpp"
 #include "util/violations.hpp"
 
@@ -24,61 +26,6 @@ constexpr i64 kMaxContexts = kMaxListedValues;
 constexpr double kMaxTolerancePct = 1e6;             // tolerance x 1e6 must fit an integer (solve_result.cpp)
 constexpr i64 kMaxGeometries = i64{1} << 20;         // the search ranks every geometry, keeping its budgets
 constexpr i64 kMaxLoopsEvaluated = i64{50'000'000};  // geometries x hidden sizes the search may visit
-
-std::string range_text(const KnobRange& r) {
-  return r.lo == r.hi ? fmt::format("{}", r.lo) : fmt::format("{}:{}", r.lo, r.hi);
-}
-
-// Multiples of `align` in [lo, hi], lo >= 1: counted, not listed.
-i64 count_multiples(i64 lo, i64 hi, i64 align) { return lo > hi ? 0 : hi / align - (lo - 1) / align; }
-
-std::vector<i64> list_multiples(i64 lo, i64 hi, i64 align) {
-  std::vector<i64> out;
-  if (lo > hi) return out;
-  out.reserve(static_cast<std::size_t>(count_multiples(lo, hi, align)));
-  for (i64 v = (lo + align - 1) / align * align; v <= hi; v += align) out.push_back(v);
-  return out;
-}
-
-// Checks a knob's range against [1, max] and counts its multiples of `align`
-// (0 with an error, or when the alignment is bad: reported with the alignment).
-// Violations name `field`. Nothing is allocated: the space is sized first.
-i64 check_knob(const std::string& field, const KnobRange& r, i64 max, i64 align, const std::string& align_field,
-               Violations& errors) {
-  if (r.lo < 1 || r.hi < r.lo) {
-    errors.add(field, range_text(r), "must be a positive value or a range LO:HI with LO <= HI");
-    return 0;
-  }
-  if (r.hi > max) {
-    errors.add(field, range_text(r), fmt::format("must be at most {}", max));
-    return 0;
-  }
-  if (align < 1 || align > max) return 0;  // an alignment is bounded as the knob it aligns
-  const i64 n = count_multiples(r.lo, r.hi, align);
-  if (n == 0)
-    errors.add(field, range_text(r),
-               fmt::format("{} {} = {}", r.lo == r.hi ? "must be a multiple of" : "contains no multiple of",
-                           align_field, align));
-  return n;
-}
-
-// (query heads, KV heads) pairs with KV heads dividing the query heads, both in
-// their ranges (lo >= 1). Counting and listing go KV head by KV head, over the
-// multiples of each: O(KV range + pairs), never a trial division of every pair.
-i64 count_head_pairs(const KnobRange& q, const KnobRange& kv) {
-  i64 n = 0;
-  for (i64 k = kv.lo; k <= std::min(kv.hi, q.hi); ++k) n += count_multiples(q.lo, q.hi, k);
-  return n;
-}
-
-std::vector<std::pair<i64, i64>> list_head_pairs(const KnobRange& q, const KnobRange& kv) {
-  std::vector<std::pair<i64, i64>> out;
-  out.reserve(static_cast<std::size_t>(count_head_pairs(q, kv)));
-  for (i64 k = kv.lo; k <= std::min(kv.hi, q.hi); ++k)
-    for (i64 m = (q.lo + k - 1) / k * k; m <= q.hi; m += k) out.emplace_back(m, k);
-  std::sort(out.begin(), out.end());  // by query heads, then KV heads, as the search has always listed them
-  return out;
-}
 
 // Width scaled from the Baseline's in proportion to H, to the nearest multiple
 // of `align` (halves round up), at least `align`.
@@ -163,52 +110,6 @@ KnobRange resolve_experts(const ModelConfig& b, const SearchSpace& space, Violat
   return experts;
 }
 
-// The attention geometries of a GQA Baseline: query heads, KV heads dividing
-// them, and head sizes; an MLA Baseline keeps its attention (one geometry).
-struct Attention {
-  KnobRange heads, kv_heads, head_dim;  // head_dim.lo raised to min_head_dim
-  i64 geometries = 1;
-};
-
-Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, bool deeper, Violations& errors) {
-  Attention out;
-  if (b.attention.type == AttentionType::mla) {
-    if (space.head_dim || space.kv_heads || space.heads || space.free_heads)
-      errors.add("SearchSpace::head_dim, SearchSpace::kv_heads, SearchSpace::heads, SearchSpace::free_heads", "",
-                 "not supported for an MLA Baseline (its attention is kept as it is)");
-    return out;
-  }
-  const i64 h = b.attention.num_heads;
-  out.heads = space.heads.value_or(space.free_heads ? KnobRange{std::max<i64>(1, h / 2), std::min(2 * h, kMaxSize)}
-                                                    : KnobRange{h, h});
-  // Defaults follow the recipe's direction: a model that executes more layers
-  // than the Baseline must shrink its per-layer KV cache, so head_dim and KV
-  // heads may only shrink; otherwise (fewer executed layers) they may grow 2x.
-  const i64 grow = deeper ? 1 : 2;
-  const i64 min_head_dim = std::clamp<i64>(space.min_head_dim, 1, kMaxSize);
-  out.head_dim =
-      space.head_dim.value_or(KnobRange{min_head_dim, std::clamp(grow * b.attention.head_dim, min_head_dim, kMaxSize)});
-  out.kv_heads = space.kv_heads.value_or(KnobRange{1, std::min(grow * b.attention.num_kv_heads, kMaxSize)});
-  const i64 n_dims = check_knob("SearchSpace::head_dim", out.head_dim, kMaxSize, space.align_head_dim,
-                                "SearchSpace::align_head_dim", errors);
-  const i64 n_usable =
-      n_dims > 0 ? count_multiples(std::max(out.head_dim.lo, min_head_dim), out.head_dim.hi, space.align_head_dim) : 0;
-  if (n_dims > 0 && n_usable == 0)
-    errors.add("SearchSpace::head_dim", range_text(out.head_dim),
-               fmt::format("must allow a head_dim of at least SearchSpace::min_head_dim = {}", space.min_head_dim));
-  out.head_dim.lo = std::max(out.head_dim.lo, min_head_dim);
-  const i64 n_heads = check_knob("SearchSpace::heads", out.heads, kMaxSize, 1, "1", errors);
-  const std::size_t before = errors.size();
-  if (space.kv_heads) (void)check_knob("SearchSpace::kv_heads", out.kv_heads, kMaxSize, 1, "1", errors);
-  const bool kv_ok = errors.size() == before;
-  const i64 pairs = n_heads > 0 && kv_ok ? count_head_pairs(out.heads, out.kv_heads) : 0;
-  if (space.kv_heads && pairs == 0 && n_heads > 0 && kv_ok && n_usable > 0)
-    errors.add("SearchSpace::kv_heads", range_text(*space.kv_heads),
-               fmt::format("contains no divisor of the query heads ({})", range_text(out.heads)));
-  out.geometries = pairs * n_usable;  // at most 2^24 x 17 pairs x 2^24 head sizes: fits
-  return out;
-}
-
 // The routed-expert widths with SearchSpace::ffn = searched (docs/solver.md):
 // by default multiples of align_ffn in [W/8, 2W], W the Baseline's width:
 // down to DeepSeek-style fine-grained experts, up to twice as wide for a model
@@ -243,20 +144,14 @@ void check_size(i64 geometries, i64 n_hidden, Violations& errors) {
 // Each attention geometry once per expert width: the width does not move the
 // KV cache, so the search's KV ranking (solve.cpp) holds across widths.
 void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, const Domain& width,
-                     Plan& plan) {
+                     Plan& plan, Violations& errors) {
   const std::vector<i64> widths = space.ffn == FfnScaling::searched
                                       ? list_multiples(width.range.lo, width.range.hi, space.align_ffn)
                                       : std::vector<i64>{0};
-  if (b.attention.type == AttentionType::mla) {
-    for (const i64 w : widths)
-      plan.geometries.push_back({b.attention.num_heads, b.attention.num_kv_heads, b.attention.head_dim, w});
-    return;
-  }
-  const std::vector<i64> head_dims = list_multiples(a.head_dim.lo, a.head_dim.hi, space.align_head_dim);
-  plan.geometries.reserve(static_cast<std::size_t>(a.geometries * width.size));
-  for (const auto& [q, kv] : list_head_pairs(a.heads, a.kv_heads))
-    for (const i64 d : head_dims)
-      for (const i64 w : widths) plan.geometries.push_back({q, kv, d, w});
+  const std::vector<HeadGeometry> heads = list_attention(b, space, a, plan.hidden, errors);
+  plan.geometries.reserve(heads.size() * widths.size());
+  for (const HeadGeometry& h : heads)
+    for (const i64 w : widths) plan.geometries.push_back({h.heads, h.kv_heads, h.head_dim, w});
 }
 
 }  // namespace
@@ -281,7 +176,11 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   const bool deeper = executed(depth, plan.loop) >= executed(b.num_layers, b.loop);
   const Domain hidden = resolve_hidden(b, space, deeper, errors);
   const KnobRange experts = resolve_experts(b, space, errors);
-  const Attention attention = resolve_attention(b, space, deeper, errors);
+  // The smallest and largest listed hidden sizes bound the attention widths.
+  const i64 h_min =
+      hidden.size > 0 ? (hidden.range.lo + space.align_hidden - 1) / space.align_hidden * space.align_hidden : 0;
+  const i64 h_max = hidden.size > 0 ? hidden.range.hi / space.align_hidden * space.align_hidden : 0;
+  const Attention attention = resolve_attention(b, space, h_min, h_max, kMaxGeometries, errors);
   const Domain width = resolve_expert_width(b, space, errors);
   // Geometries x widths, saturated: both are counts that may be near 2^50.
   const i128 listed = static_cast<i128>(attention.geometries) * width.size;
@@ -291,7 +190,8 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
 
   plan.hidden = list_multiples(hidden.range.lo, hidden.range.hi, space.align_hidden);
   plan.experts = b.is_moe() ? list_multiples(experts.lo, experts.hi, space.align_experts) : std::vector<i64>{0};
-  list_geometries(b, space, attention, width, plan);
+  list_geometries(b, space, attention, width, plan, errors);
+  errors.throw_if_any();
   // The knobs are positive and bounded; what can still break is the template
   // itself at another depth (a pattern longer than the layers, dense-first
   // layers beyond them).
@@ -333,8 +233,6 @@ ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geom
   c.loop = plan.loop;
   return c;
 }
-
-IndexSpan hidden_span(const Plan& plan, const Geometry&) { return {0, plan.hidden.size()}; }
 
 Knobs knobs_of(const ModelConfig& c) {
   return {c.hidden_size,        c.moe.num_experts,  c.attention.num_heads, c.attention.num_kv_heads,

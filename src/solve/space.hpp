@@ -29,9 +29,8 @@ struct Plan {
   MatchOptions options;
   LayerKinds kinds;  // the same for every candidate: they differ in widths and counts only
 
-  std::int64_t space_size() const {
-    return static_cast<std::int64_t>(hidden.size() * experts.size() * geometries.size());
-  }
+  // Candidates: each geometry's hidden sizes (hidden_span) x expert counts.
+  std::int64_t space_size() const;
 };
 
 // Indices [lo, hi) into Plan::hidden: the hidden sizes a geometry may be

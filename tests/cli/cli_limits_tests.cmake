@@ -23,13 +23,17 @@ smelt_cli_test(limits.sweep_loops EXIT 2 ARGS sweep ${SMELT_EX}/tiny-moe.json --
 smelt_cli_test(limits.sweep_spans EXIT 2 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans nan
                STDOUT_EMPTY STDERR "--spans = nan: must be a fraction of the layers in \\[0, 1\\]")
 
-# The search space is counted before it is listed: 2^24 + 2^23 geometries
-# (once quadratic: days), and a Baseline of 720720 heads with head_dim 2^24
-# (once 503M geometries stored first: 75 s and 12.7 GB, or bad_alloc).
+# The search space is counted before it is listed, and counting stops above 2^20 geometries: heads 1..2^24 under
+# the widest width ratio (2e6 head counts fit head_dim 32 at H 64; once listed pair by pair: quadratic, days), and
+# a Baseline of 720720 heads with head_dim 2^24, whose own ratio widens the default range (once 503M geometries
+# stored first: 75 s and 12.7 GB, or bad_alloc). Under the default ratio the same heads range is 30 geometries.
 smelt_cli_test(limits.heads_range EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --heads 1:16777216
-               STDOUT_EMPTY STDERR "search space too large: 25165824 attention geometries \\(at most 1048576\\)\n")
+                                              --attention-ratio 0.000001:1000000
+               STDOUT_EMPTY STDERR "search space too large: more than 1048576 attention geometries\n")
+smelt_cli_test(limits.heads_range_default EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json --heads 1:16777216
+               STDOUT "configs counted of 240 in the space")
 smelt_cli_test(limits.wide_heads EXIT 2 ARGS derive ${SMELT_LIMITS}/wide-heads.json
-               STDOUT_EMPTY STDERR "search space too large: 503315760 attention geometries \\(at most 1048576\\)\n")
+               STDOUT_EMPTY STDERR "search space too large: more than 1048576 attention geometries\n")
 # 65536 layers looped 1024 times: 2^26 visits counted by multiplicity (once
 # listed one by one: 1.2 GB and 40 s in a Debug build); 128 KV bytes a visit.
 smelt_cli_test(limits.deep_loop EXIT 0 ARGS count ${SMELT_LIMITS}/deep-looped.json
@@ -37,7 +41,8 @@ smelt_cli_test(limits.deep_loop EXIT 0 ARGS count ${SMELT_LIMITS}/deep-looped.js
 smelt_cli_test(limits.deep_loop_bench EXIT 2 ARGS bench ${SMELT_LIMITS}/deep-looped.json --backend cpu --force
                STDOUT_EMPTY
                STDERR "the config executes 67108864 layers per token: the benchmark runs at most 1048576 block visits\n")
-set_tests_properties(cli.limits.heads_range cli.limits.wide_heads cli.limits.deep_loop cli.limits.deep_loop_bench
+set_tests_properties(cli.limits.heads_range cli.limits.heads_range_default cli.limits.wide_heads cli.limits.deep_loop
+                     cli.limits.deep_loop_bench
                      PROPERTIES TIMEOUT 20)
 
 # bench bounds the activations of its plan (4512 bytes a token for tiny-moe,

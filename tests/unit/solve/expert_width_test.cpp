@@ -15,9 +15,18 @@ ModelConfig paper_200m() {
   return read_config(std::string(SMELT_SOURCE_DIR "/examples/paper/paper-200m-e8-kv2x128.json"));
 }
 
-// The paper's alignment freedom: H and E multiples of 8, head_dim of 4.
+// The paper's alignment freedom: H and E multiples of 8, head_dim of 4; the
+// attention in the box the solver searched before its shape rules (query heads
+// kept, KV heads up to 2, head_dim up to 128), so that the width alone moves
+// the answer here (the shape rules' answer: attention_space_test.cpp).
 SearchSpace paper_space(FfnScaling ffn) {
-  return {.align_hidden = 8, .align_experts = 8, .align_head_dim = 4, .ffn = ffn};
+  return {.head_dim = KnobRange{32, 128},
+          .kv_heads = KnobRange{1, 2},
+          .align_hidden = 8,
+          .align_experts = 8,
+          .align_head_dim = 4,
+          .free_heads = false,
+          .ffn = ffn};
 }
 
 std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) {

@@ -76,30 +76,33 @@ TEST_CASE("the 54B-class example matches all three budgets within 0.54%", "[solv
   CHECK(best.max_abs_mismatch_pct == Approx(0.534).margin(0.001));
   CHECK(r.within_tolerance);
   CHECK(r.candidates.size() == 5);
-  // Memory and work stay far below the space: the answer is found after counting a few hundred configs.
-  CHECK(r.space_size == 423360);
-  CHECK(r.evaluated < 1000);
+  // Memory and work stay far below the space. The default attention domain
+  // (query heads free, KV heads any divisor, head_dim 32..256 in steps of 8,
+  // width q x d within [0.5 H, 2 H] for H in 576..2304) holds 5,255 geometries
+  // paired with 71,532 (geometry, H) pairs, x 336 expert counts (8..2688):
+  // 24,034,752 candidates; the search counts each geometry once to rank it,
+  // and visits few of them.
+  CHECK(r.space_size == 71532 * 336);
+  CHECK(r.evaluated < 5255 + 2000);
 }
 
 TEST_CASE("a Baseline the space cannot match within 1% exits with reasons", "[solve]") {
   const MatchResult r = solve(example("smelt-baseline-12l.json"), {});
   CHECK_FALSE(r.within_tolerance);
   const Candidate& best = r.candidates.front();
-  CHECK(best.knobs.hidden == 1024);
-  CHECK(best.knobs.experts == 312);
-  CHECK(best.knobs.head_dim == 88);
-  // KV target: 2 KV heads x 128 x 12/18 = 2 x 85.3; head_dim 88 gives +3.125%, 80 gives -6.25%.
-  CHECK(best.budgets[0].kv.mismatch_pct == 3.125);
-  REQUIRE(r.why.size() == 3);
+  // KV target per executed layer: 2 KV heads x 128 x 12/18 = 170.67 elements.
+  // KV heads any divisor of the query heads, head_dim a multiple of 8: the
+  // products kv x d nearest it are 168 (3 x 56, 1 x 168: -1.5625%) and 176
+  // (2 x 88, 1 x 176: +3.125%); 168 x 18 = 3,024 against 256 x 12 = 3,072.
+  // Among the candidates at -1.5625%, 12 query heads (closest to the
+  // Baseline's 10) with 3 x 56; width 12 x 56 = 672 = 0.583 x 1152, inside [0.5, 2].
+  CHECK(best.knobs == Knobs{1152, 240, 12, 3, 56, 288, 0, 0});
+  CHECK(best.budgets[0].kv.mismatch_pct == -1.5625);
+  CHECK(best.max_abs_mismatch_pct == 1.5625);
+  REQUIRE(r.why.size() == 1);
   CHECK(r.why[0] ==
-        "kv_bytes_per_token: +3.12% misses the 1% tolerance: KV cache moves in steps of 9.4% here (head_dim multiple "
-        "of 8 with 2 KV heads)");
-  CHECK(r.why[1] ==
-        "flops_per_token: -3.55% misses the 1% tolerance (the largest mismatch): FLOPs move in steps of about 7.5% per "
-        "64 of hidden size here (SearchSpace::align_hidden)");
-  CHECK(r.why[2] ==
-        "params_non_embedding: +3.22% misses the 1% tolerance: parameters move in steps of 2.6% per 8 experts at "
-        "hidden size 1024");
+        "kv_bytes_per_token: -1.56% misses the 1% tolerance (the largest mismatch): KV cache moves in steps of 14.1% "
+        "here (head_dim multiple of 8 with 3 KV heads)");
 }
 
 TEST_CASE("matching parameters alone minimises the parameter mismatch alone", "[solve]") {
@@ -173,8 +176,11 @@ TEST_CASE("empty or contradictory spaces are errors naming the option and the ru
         std::vector<std::string>{"SearchSpace::experts = 2:7: contains no multiple of SearchSpace::align_experts = 8"});
   CHECK(errors_of(b, {}, {.experts = KnobRange{1, 7}, .align_experts = 1}) ==
         std::vector<std::string>{"SearchSpace::experts = 1:7: must allow at least top_k = 8 experts"});
-  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{3, 3}}) ==
+  // With the Baseline's 10 query heads kept, 3 KV heads divide none; free
+  // query heads (the default) take 12 or 15 instead.
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{3, 3}, .free_heads = false}) ==
         std::vector<std::string>{"SearchSpace::kv_heads = 3: contains no divisor of the query heads (10)"});
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{3, 3}}).empty());
   CHECK(errors_of(b, {.span = LoopSpan::layers(10, 14), .loops = 0}, {}) ==
         std::vector<std::string>{"LoopRecipe::loops = 0: must be at least 1",
                                  "LoopRecipe::span = \"10-14\": must satisfy 1 <= first <= last <= 12 (the layers)"});
@@ -219,41 +225,53 @@ TEST_CASE("every option's range is checked before any arithmetic on it", "[solve
 }
 
 TEST_CASE("the search space is counted before it is listed", "[solve]") {
-  const ModelConfig b = example("tiny-moe.json");  // 4 heads, 2 KV heads of 16; H 64
-  // Heads 1..2^24 with KV heads 1..2 (the default, as many as the Baseline's)
-  // and one head size (32, --min-head-dim): every head count has KV 1, every
-  // even one KV 2: 2^24 + 2^23 = 25,165,824 geometries, refused at once (once
-  // listed pair by pair: quadratic, days).
-  CHECK(errors_of(b, {}, {.heads = KnobRange{1, i64{1} << 24}}) ==
-        std::vector<std::string>{"search space too large: 25165824 attention geometries (at most 1048576)"});
-  // A Baseline of 720720 heads (240 divisors) with head_dim 2^24: head sizes
-  // 32..2^24 in steps of 8 are 2,097,149; x 240 = 503,315,760 geometries.
+  const ModelConfig b = example("tiny-moe.json");  // 4 heads, 2 KV heads of 16; H 64 (the only default H)
+  // The width rule bounds free or ranged query heads: heads 1..2^24 under the
+  // default ratio [0.5, 2] need q x d in [32, 128] at H 64, KV heads any
+  // divisor. d = 32: q 1..4, (q, kv) pairs 1+2+2+3 = 8; d = 40: q 1..3, 5;
+  // d = 48, 56, 64: q 1..2, 3 each; d = 72..128 (8 sizes): q 1, 1 each:
+  // 8 + 5 + 9 + 8 = 30 geometries, x 1 H x 8 expert counts (2..64: 8, 16, ..., 64).
+  CHECK(solve(b, {}, {.heads = KnobRange{1, i64{1} << 24}}).space_size == 30 * 8);
+  // A ratio range as wide as allowed lets 2e6 head counts fit head_dim 32:
+  // counting stops at once above 2^20 (once listed pair by pair: quadratic, days).
+  CHECK(errors_of(b, {}, {.heads = KnobRange{1, i64{1} << 24}, .attention_ratio = {1e-6, 1e6}}) ==
+        std::vector<std::string>{"search space too large: more than 1048576 attention geometries"});
+  // A Baseline of 720720 heads with head_dim 2^24: its own width ratio
+  // (720720 x 2^24 / 64) widens the default range, so every head count fits
+  // head_dim 32 (once 503,315,760 geometries listed first: 75 s and 12.7 GB).
   ModelConfig wide = b;
   wide.attention.num_heads = wide.attention.num_kv_heads = 720720;
   wide.attention.head_dim = i64{1} << 24;
   CHECK(errors_of(wide, {}, {}) ==
-        std::vector<std::string>{"search space too large: 503315760 attention geometries (at most 1048576)"});
+        std::vector<std::string>{"search space too large: more than 1048576 attention geometries"});
   // Under the geometry bound, over the pair bound: 2^20 geometries (KV 1 only,
-  // head counts 1..2^20) x 64 hidden sizes (1..64) > 50,000,000.
+  // head counts 1..2^20, head_dim 32, all within [1e-6, 1e6] x H) x 64 hidden
+  // sizes (1..64) > 50,000,000.
   CHECK(errors_of(b, {},
                   {.hidden = KnobRange{1, 64},
+                   .head_dim = KnobRange{32, 32},
                    .kv_heads = KnobRange{1, 1},
                    .heads = KnobRange{1, i64{1} << 20},
-                   .align_hidden = 1}) ==
+                   .align_hidden = 1,
+                   .attention_ratio = {1e-6, 1e6}}) ==
         std::vector<std::string>{
             "search space too large: 1048576 attention geometries x 64 hidden sizes (at most 50000000 pairs)"});
-  // A KV range far from most head counts costs nothing to count: one pair.
-  const MatchResult r =
-      solve(b, {}, {.kv_heads = KnobRange{i64{1} << 24, i64{1} << 24}, .heads = KnobRange{1, i64{1} << 24}});
-  CHECK(r.candidates.front().knobs.heads == i64{1} << 24);
-  CHECK(r.candidates.front().knobs.kv_heads == i64{1} << 24);
+  // A KV range far from every head count the width rule allows costs nothing
+  // to count, and says which constraints emptied the space.
+  CHECK(errors_of(b, {}, {.kv_heads = KnobRange{i64{1} << 24, i64{1} << 24}, .heads = KnobRange{1, i64{1} << 24}}) ==
+        std::vector<std::string>{"SearchSpace::kv_heads = 16777216: contains no divisor of a query-head count whose "
+                                 "width fits SearchSpace::attention_ratio = 0.5:2"});
 }
 
 TEST_CASE("head counts and their KV divisors are listed in order, as brute force lists them", "[solve]") {
   const ModelConfig b = example("tiny-moe.json");
   // Heads 4..12, KV 2..4: (4,2) (4,4) (6,2) (6,3) (8,2) (8,4) (9,3) (10,2) (12,2) (12,3) (12,4): 11 pairs, one
-  // head size: 11 geometries, each H once, all counted by brute force.
-  const SearchSpace s{.hidden = KnobRange{64, 64}, .kv_heads = KnobRange{2, 4}, .heads = KnobRange{4, 12}};
+  // head size (32; widths 128..384 within [0.5, 8] x 64): 11 geometries, each H once, all counted by brute force.
+  const SearchSpace s{.hidden = KnobRange{64, 64},
+                      .head_dim = KnobRange{32, 32},
+                      .kv_heads = KnobRange{2, 4},
+                      .heads = KnobRange{4, 12},
+                      .attention_ratio = {0.5, 8}};
   const MatchResult fast = solve(b, {}, s, {.top = 11});
   const MatchResult brute = solve_brute_force(b, {}, s, {.top = 11});
   CHECK(brute.space_size == 11 * 8);  // x 8 expert counts (2..64 in steps of 8: 8, 16, ..., 64)

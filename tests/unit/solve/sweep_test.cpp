@@ -97,11 +97,11 @@ TEST_CASE("sweep: the default grid of a 12-layer Baseline: 1 + 4 spans x 3 loop 
   CHECK(rows[16].knobs.hidden <= 1280);
 
   // The paper's middle-half x2 (4-9, 18 layers executed): as derive finds it.
-  CHECK(rows[4].knobs.hidden == 1024);
-  CHECK(rows[4].knobs.experts == 312);
-  CHECK(rows[4].knobs.head_dim == 88);
-  CHECK(rows[4].kv_mismatch_pct == Approx(3.125));
-  CHECK(!rows[4].within_tolerance);  // outside the tolerance is a row, not an error
+  CHECK(rows[4].knobs.hidden == 1152);
+  CHECK(rows[4].knobs.experts == 240);
+  CHECK(rows[4].knobs.head_dim == 56);
+  CHECK(rows[4].kv_mismatch_pct == -1.5625);  // 3 x 56 = 168 against 2 x 128 x 12/18 = 170.67
+  CHECK(!rows[4].within_tolerance);           // outside the tolerance is a row, not an error
 }
 
 TEST_CASE("sweep: every row is the solver's best candidate for its recipe", "[sweep]") {
@@ -209,7 +209,7 @@ TEST_CASE("sweep: CSV: the header, then one line per row", "[sweep]") {
   REQUIRE(csv.substr(0, header.size()) == header);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);
   CHECK(csv.find("\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375\n") != std::string::npos);
-  CHECK(csv.find("\nloop,0.5,1,4-9,2,12,18,1024,312,10,2,88,") != std::string::npos);
+  CHECK(csv.find("\nloop,0.5,1,4-9,2,12,18,1152,240,12,3,56,") != std::string::npos);
   CHECK(csv.find("\ndepth,0,0.5,none,1,6,6,") != std::string::npos);
 }
 

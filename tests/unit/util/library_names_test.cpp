@@ -112,15 +112,19 @@ TEST_CASE("solver option errors name SearchSpace, MatchOptions and LoopRecipe fi
                  .align_experts = 0,
                  .align_head_dim = 0,
                  .min_head_dim = 0,
-                 .align_ffn = 0},
+                 .max_head_dim = 0,
+                 .attention_ratio = {2, 1},
+                 .align_ffn = 0,
+                 .free_heads = false},
                 {.match = {}, .contexts = {0}, .tolerance_pct = -1, .top = 0});
   });
   check_no_flags(all);
-  for (const char* field : {"SearchSpace::align_hidden", "SearchSpace::align_experts", "SearchSpace::align_head_dim",
-                            "SearchSpace::min_head_dim", "SearchSpace::align_ffn", "SearchSpace::hidden",
-                            "SearchSpace::experts", "SearchSpace::heads", "SearchSpace::kv_heads", "MatchOptions::top",
-                            "MatchOptions::tolerance_pct", "MatchOptions::match", "MatchOptions::contexts",
-                            "LoopRecipe::depth", "LoopRecipe::loops", "LoopRecipe::residual_scale"}) {
+  for (const char* field :
+       {"SearchSpace::align_hidden", "SearchSpace::align_experts", "SearchSpace::align_head_dim",
+        "SearchSpace::min_head_dim", "SearchSpace::max_head_dim", "SearchSpace::attention_ratio",
+        "SearchSpace::align_ffn", "SearchSpace::hidden", "SearchSpace::experts", "SearchSpace::heads",
+        "SearchSpace::kv_heads", "MatchOptions::top", "MatchOptions::tolerance_pct", "MatchOptions::match",
+        "MatchOptions::contexts", "LoopRecipe::depth", "LoopRecipe::loops", "LoopRecipe::residual_scale"}) {
     INFO(field);
     CHECK(all.find(field) != std::string::npos);
   }
@@ -138,7 +142,9 @@ TEST_CASE("solver option errors name SearchSpace, MatchOptions and LoopRecipe fi
 
 TEST_CASE("the reasons a result misses the tolerance name SearchSpace and MatchOptions fields", "[errors]") {
   const ModelConfig b = example("smelt-baseline-12l.json");
-  const MatchResult r = solve(b, {});
+  // In the attention box searched before the shape rules all three budgets miss.
+  const MatchResult r =
+      solve(b, {}, {.head_dim = KnobRange{32, 128}, .kv_heads = KnobRange{1, 2}, .free_heads = false});
   REQUIRE(r.why.size() == 3);
   for (const std::string& line : r.why) check_no_flags(line);
   // An MLA Baseline keeps its attention: its KV reason says which budgets to match instead.
