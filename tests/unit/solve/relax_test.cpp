@@ -27,7 +27,6 @@ SearchSpace pinned_space() {
   s.heads = KnobRange{10, 10};
   s.kv_heads = KnobRange{1, 2};
   s.head_dim = KnobRange{32, 128};
-  s.free_heads = false;
   s.attention_ratio = {0.1, 10.0};
   return s;
 }
@@ -72,7 +71,7 @@ TEST_CASE("the relaxations of a Baseline the space misses are solved and sorted 
   // A pinned head_dim is dropped (not min_head_dim halved); freeing pinned heads sets free_heads too.
   CHECK(reaches("SearchSpace::head_dim = default") <= 3.125);
   CHECK(reaches("SearchSpace::kv_heads = default") <= 3.125);
-  CHECK(reaches("SearchSpace::heads = default, SearchSpace::free_heads = true") <= 3.125);
+  CHECK(reaches("SearchSpace::heads = default") <= 3.125);
   CHECK(reaches("SearchSpace::attention_ratio = 0.05:20") <= 3.125);
   for (std::size_t i = 1; i < r.relaxations.size(); ++i)
     CHECK(r.relaxations[i - 1].max_abs_mismatch_pct <= r.relaxations[i].max_abs_mismatch_pct);
