@@ -308,9 +308,15 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
 }
 
 ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geometry& g) {
-  const ModelConfig& b = plan.baseline;
-  ModelConfig c = b;
+  ModelConfig c = plan.baseline;
   c.num_layers = plan.depth;
+  c.loop = plan.loop;
+  set_knobs(plan, hidden, experts, g, c);
+  return c;
+}
+
+void set_knobs(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, ModelConfig& c) {
+  const ModelConfig& b = plan.baseline;
   c.hidden_size = hidden;
   c.attention.num_heads = g.heads;
   if (b.attention.type == AttentionType::gqa) {
@@ -330,8 +336,6 @@ ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geom
     c.moe.shared_width = scaled_width(b.moe.shared_width, g.expert_width, b.moe.expert_width, a);
     c.ffn.dense_width = scaled_width(b.ffn.dense_width, g.expert_width, b.moe.expert_width, a);
   }
-  c.loop = plan.loop;
-  return c;
 }
 
 IndexSpan hidden_span(const Plan& plan, const Geometry&) { return {0, plan.hidden.size()}; }

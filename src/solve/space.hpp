@@ -50,6 +50,10 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
 // The Baseline with the recipe's loop and these knobs; FFN widths follow
 // `space.ffn`.
 ModelConfig make_candidate(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g);
+// The knobs alone, on `c`, a candidate of this plan (make_candidate's result):
+// what differs between two candidates, so that the search can reuse one config
+// instead of copying the Baseline's names and lists for every count.
+void set_knobs(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g, ModelConfig& c);
 Knobs knobs_of(const ModelConfig& c);
 
 // Tie-break after the objective: narrower H, then more experts, then the
