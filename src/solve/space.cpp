@@ -21,9 +21,9 @@ __extension__ typedef __int128 i128;  // products of counts, each up to 2^24 and
 constexpr i64 kMaxSize = kMaxWidth;  // util/bounds.hpp
 constexpr i64 kMaxDepth = kMaxLayers;
 constexpr i64 kMaxContexts = kMaxListedValues;
-constexpr double kMaxTolerancePct = 1e6;             // tolerance x 1e6 must fit an integer (solve_result.cpp)
-constexpr i64 kMaxGeometries = i64{1} << 20;         // listed, and each ranked by its KV cache (solve.cpp)
-constexpr i64 kMaxLoopsEvaluated = i64{50'000'000};  // (geometry, width, H) the search may visit: its worst case
+constexpr double kMaxTolerancePct = 1e6;          // tolerance x 1e6 must fit an integer (solve_result.cpp)
+constexpr i64 kMaxGeometries = i64{1} << 20;      // listed, and each ranked by its KV cache (solve.cpp)
+constexpr i64 kMaxLoopsEvaluated = i64{1} << 28;  // (geometry, width, H) the search may visit: its worst case
 
 std::string range_text(const KnobRange& r) {
   return r.lo == r.hi ? fmt::format("{}", r.lo) : fmt::format("{}:{}", r.lo, r.hi);
