@@ -77,22 +77,31 @@ class Search {
   void visit(const Geometry& g, i64 w) {
     const detail::IndexSpan span = detail::hidden_span(plan_, g);
     std::size_t ih = span.lo;
+    // The binary search's last probe that did not fall short is where the
+    // visit starts: its count at the largest E is reused there.
+    Components probed;
+    std::size_t probed_at = span.hi;
     if (top_.full()) {  // the first hidden size that does not fall short at the largest E
       std::size_t hi = span.hi;
       while (ih < hi) {
         const std::size_t mid = ih + (hi - ih) / 2;
-        if (short_of(components(plan_.hidden[mid], plan_.experts.back(), g, w)))
+        Components c = components(plan_.hidden[mid], plan_.experts.back(), g, w);
+        if (short_of(c)) {
           ih = mid + 1;
-        else
+        } else {
           hi = mid;
+          probed = std::move(c);
+          probed_at = mid;
+        }
       }
     }
     const bool one_e = plan_.experts.size() == 1;
     for (; ih < span.hi; ++ih) {
       const i64 h = plan_.hidden[ih];
-      const Components c0 = components(h, plan_.experts.front(), g, w);
+      const bool reuse = ih == probed_at;
+      const Components c0 = one_e && reuse ? probed : components(h, plan_.experts.front(), g, w);
       if (top_.full() && over(c0)) break;  // and every wider H with it
-      const Components c1 = one_e ? c0 : components(h, plan_.experts.back(), g, w);
+      const Components c1 = one_e ? c0 : (reuse ? probed : components(h, plan_.experts.back(), g, w));
       if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
       offer_best_e(h, g, w, c0, c1);
     }
