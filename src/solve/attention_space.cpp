@@ -278,7 +278,7 @@ std::int64_t Plan::space_size() const {
     const IndexSpan span = hidden_span(*this, g);
     n += static_cast<std::int64_t>(span.hi - span.lo);
   }
-  return n * static_cast<std::int64_t>(experts.size());
+  return n * static_cast<std::int64_t>(experts.size()) * static_cast<std::int64_t>(widths.size());
 }
 
 }  // namespace smelt::detail

@@ -14,17 +14,18 @@ MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& rec
   detail::TopCandidates top(plan, static_cast<std::size_t>(options.top));
   for (const detail::Geometry& g : plan.geometries) {
     const detail::IndexSpan span = detail::hidden_span(plan, g);
-    for (std::size_t ih = span.lo; ih < span.hi; ++ih) {
-      const std::int64_t h = plan.hidden[ih];
-      // One candidate per (H, geometry): its best expert count.
-      detail::TopCandidates best_e(plan, 1);
-      for (const std::int64_t e : plan.experts) {
-        ++evaluated;
-        const auto budgets = detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts);
-        best_e.offer({objective.score(budgets, target), h, e, g});
+    for (const std::int64_t w : plan.widths)
+      for (std::size_t ih = span.lo; ih < span.hi; ++ih) {
+        const std::int64_t h = plan.hidden[ih];
+        // One candidate per (H, geometry, width): its best expert count.
+        detail::TopCandidates best_e(plan, 1);
+        for (const std::int64_t e : plan.experts) {
+          ++evaluated;
+          const auto budgets = detail::exact_budgets(detail::make_candidate(plan, h, e, g, w), plan.contexts);
+          best_e.offer({objective.score(budgets, target), h, e, g, w});
+        }
+        top.offer(best_e.sorted().front());
       }
-      top.offer(best_e.sorted().front());
-    }
   }
   return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
                                   options, solve_brute_force);

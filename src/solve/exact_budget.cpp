@@ -126,6 +126,19 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
   return out;
 }
 
+std::vector<i128> kv_bytes_per_element(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
+                                       const LayerKinds& layers) {
+  std::vector<i128> out;
+  out.reserve(contexts.size());
+  for (const std::int64_t context : contexts) {
+    i128 per_element = 0;
+    for (const LayerKind& k : layers.kinds)
+      if (k.first_layer >= 0) per_element += k.visits * tokens_held(config.attention, k.attention, context);
+    out.push_back(per_element * config.kv_cache_bytes);
+  }
+  return out;
+}
+
 ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vector<std::int64_t>& contexts) {
   return budgets_from_report(config, contexts);
 }
@@ -172,6 +185,14 @@ Fraction Objective::kv_score(const ExactBudgets& c, const ExactBudgets& b) const
   if (kv)
     for (std::size_t i = 0; i < c.kv_bytes.size(); ++i)
       if (const Fraction f = gap(c.kv_bytes[i], b.kv_bytes[i]); compare(f, worst) > 0) worst = f;
+  return worst;
+}
+
+Fraction Objective::kv_score(const std::vector<i128>& kv_bytes, const ExactBudgets& b) const {
+  Fraction worst{0, 1};
+  if (kv)
+    for (std::size_t i = 0; i < kv_bytes.size(); ++i)
+      if (const Fraction f = gap(kv_bytes[i], b.kv_bytes[i]); compare(f, worst) > 0) worst = f;
   return worst;
 }
 

@@ -57,6 +57,14 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
 // With the kinds already known: `layers` must be layer_kinds(config).
 ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
                            const LayerKinds& layers);
+// KV cache bytes of a sequence at each context per element one visit caches:
+// the sum over the layer kinds of visits x tokens held x kv_cache_bytes.
+// exact_budgets()'s kv_bytes are this times kv_elements_per_visit (2 x KV
+// heads x head_dim for GQA, kv_lora_rank + qk_rope_head_dim for MLA): the
+// attention geometry enters the KV cache through that factor alone, and H,
+// the experts and the FFN widths not at all (docs/counting.md section 7).
+std::vector<i128> kv_bytes_per_element(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
+                                       const LayerKinds& layers);
 ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vector<std::int64_t>& contexts);
 
 // The objective's value: the relative mismatches of every matched budget at
@@ -84,6 +92,8 @@ struct Objective {
   // The largest mismatch of the KV cache alone (0 when it is not matched): a
   // lower bound on the first entry of the score of any config with this KV.
   Fraction kv_score(const ExactBudgets& candidate, const ExactBudgets& target) const;
+  // The same from the candidate's KV bytes alone, one per context.
+  Fraction kv_score(const std::vector<i128>& kv_bytes, const ExactBudgets& target) const;
 };
 
 Fraction gap(i128 candidate, i128 target);

@@ -15,6 +15,7 @@ struct Found {
   std::int64_t hidden = 0;
   std::int64_t experts = 0;
   Geometry geometry;
+  std::int64_t expert_width = 0;  // Plan::widths: 0 unless SearchSpace::ffn = searched
 };
 
 // Memory is bounded by `capacity`, never by the size of the space.

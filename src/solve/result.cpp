@@ -12,7 +12,8 @@ namespace smelt::detail {
 bool TopCandidates::less(const Found& a, const Found& b) const {
   const int c = compare(a.score, b.score);
   if (c != 0) return c < 0;
-  return tie_break_less(*plan_, a.hidden, a.experts, a.geometry, b.hidden, b.experts, b.geometry);
+  return tie_break_less(*plan_, a.hidden, a.experts, a.geometry, a.expert_width, b.hidden, b.experts, b.geometry,
+                        b.expert_width);
 }
 
 void TopCandidates::offer(const Found& f) {
@@ -30,7 +31,7 @@ BudgetValue value(i128 candidate, i128 baseline, double per) {
 
 Candidate describe(const Plan& plan, const Found& f, const ExactBudgets& target) {
   Candidate c;
-  c.config = make_candidate(plan, f.hidden, f.experts, f.geometry);
+  c.config = make_candidate(plan, f.hidden, f.experts, f.geometry, f.expert_width);
   if (c.config.name.empty() || c.config.name == plan.baseline.name)
     c.config.name = plan.baseline.name.empty() ? "smelt" : plan.baseline.name + "-smelt";
   c.knobs = knobs_of(c.config);
@@ -73,7 +74,8 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
   const double tol = plan.options.tolerance_pct;
   const Objective objective(plan.options);
   const auto& k = best.knobs;
-  const Geometry g{k.heads, k.kv_heads, k.head_dim, plan.space.ffn == FfnScaling::searched ? k.expert_width : 0};
+  const Geometry g{k.heads, k.kv_heads, k.head_dim};
+  const std::int64_t w = plan.space.ffn == FfnScaling::searched ? k.expert_width : 0;
   const bool mla = plan.baseline.attention.type == AttentionType::mla;
   const auto limiting = [&](double pct) {
     return std::fabs(std::fabs(pct) - best.max_abs_mismatch_pct) < 1e-9 ? " (the largest mismatch)" : "";
@@ -97,8 +99,8 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
       }
     }
     if (objective.flops && std::fabs(at.flops.mismatch_pct) > tol) {
-      const ModelConfig here = make_candidate(plan, k.hidden, k.experts, g);
-      const ModelConfig wider = make_candidate(plan, k.hidden + plan.space.align_hidden, k.experts, g);
+      const ModelConfig here = make_candidate(plan, k.hidden, k.experts, g, w);
+      const ModelConfig wider = make_candidate(plan, k.hidden + plan.space.align_hidden, k.experts, g, w);
       why.push_back(fmt::format(
           "flops_per_token{}: {:+.2f}% misses the {}% tolerance{}: FLOPs move in steps of about {:.1f}% per {} of "
           "hidden size here (SearchSpace::align_hidden)",
@@ -109,7 +111,7 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
   const BudgetValue& params = best.budgets.front().params;
   if (objective.params && std::fabs(params.mismatch_pct) > tol) {
     if (plan.baseline.is_moe()) {
-      const ModelConfig more = make_candidate(plan, k.hidden, k.experts + plan.space.align_experts, g);
+      const ModelConfig more = make_candidate(plan, k.hidden, k.experts + plan.space.align_experts, g, w);
       const double step =
           100.0 * (static_cast<double>(count(more).params.non_embedding) - params.candidate) / params.baseline;
       why.push_back(fmt::format(

@@ -1,14 +1,18 @@
 // solve(): the exact optimum of the declared space without enumerating it.
 //
-// For fixed hidden size and attention geometry, every budget is affine in the
-// expert count E (experts and router scale with E; attention and KV do not),
-// so the objective max_i |budget_i(E) - target_i| / target_i is convex in E
-// and its best grid point is found by binary search on the sign of its
-// differences. The KV cache depends on the attention geometry alone, so
-// geometries are visited in order of their KV mismatch and the search stops
-// once that mismatch alone exceeds the worst candidate kept. docs/solver.md
-// proves both steps exact; tests compare against brute force.
+// For fixed hidden size, attention geometry and expert width, every budget is
+// affine in the expert count E (experts and router scale with E; attention
+// and KV do not), so the objective max_i |budget_i(E) - target_i| / target_i
+// is convex in E and its best grid point is found by binary search on the
+// sign of its differences. The KV cache depends on the attention geometry
+// alone, so geometries are visited in order of their KV mismatch and the
+// search stops once that mismatch alone exceeds the worst candidate kept.
+// Every budget is non-decreasing in H (and in E), so within a geometry and
+// width only an interval of hidden sizes can still beat the worst candidate
+// kept, found by binary search. docs/solver.md section 7 proves the steps
+// exact; tests compare against brute force.
 #include <algorithm>
+#include <limits>
 
 #include "solve/found.hpp"
 #include "solve/relax.hpp"
@@ -21,103 +25,194 @@ using detail::Fraction;
 using detail::Geometry;
 using detail::i128;
 using i64 = std::int64_t;
+using Components = std::vector<i128>;
+
+constexpr i128 kMaxI64 = std::numeric_limits<i64>::max();
+
+class Search {
+ public:
+  Search(const detail::Plan& plan, const ExactBudgets& target)
+      : plan_(plan),
+        objective_(plan.options),
+        goal_(objective_.components(target)),
+        // One candidate config, its knobs set before each count: copying the
+        // Baseline (names, lists) per count cost as much as counting it.
+        scratch_(detail::make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front(),
+                                        plan.widths.front())),
+        top_(plan, static_cast<std::size_t>(plan.options.top)) {}
+
+  // The geometries in order of their KV mismatch, each with it. The KV cache
+  // depends on neither H, E nor the FFN widths: it is counted from the
+  // geometry's cached elements alone.
+  struct Ranked {
+    Fraction kv;
+    Geometry geometry;
+  };
+  std::vector<Ranked> rank(const ExactBudgets& target) {
+    const std::vector<i128> per_element = detail::kv_bytes_per_element(scratch_, plan_.contexts, plan_.kinds);
+    const auto& a = plan_.baseline.attention;
+    std::vector<Ranked> ranked;
+    ranked.reserve(plan_.geometries.size());
+    std::vector<i128> kv(plan_.contexts.size());
+    for (const Geometry& g : plan_.geometries) {
+      const i128 elements = a.type == AttentionType::mla ? i128{a.mla.kv_lora_rank} + a.mla.qk_rope_head_dim
+                                                         : 2 * i128{g.kv_heads} * g.head_dim;
+      for (std::size_t i = 0; i < kv.size(); ++i) {
+        kv[i] = elements * per_element[i];
+        // Past 64 bits count() refuses the config: counted in full for its error.
+        if (kv[i] > kMaxI64) (void)components(plan_.hidden.front(), plan_.experts.front(), g, plan_.widths.front());
+      }
+      ranked.push_back({objective_.kv_score(kv, target), g});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const Ranked& x, const Ranked& y) { return detail::compare(x.kv, y.kv) < 0; });
+    return ranked;
+  }
+
+  // Offers the best candidate of every (H, g, w) that can still enter the top
+  // list. Budgets are non-decreasing in H and E (docs/solver.md section 7
+  // (d)): a hidden size whose components at the largest E fall short of a
+  // target by more than the threshold, or whose components at the smallest E
+  // exceed one by more than it, holds no candidate that can enter, and those
+  // sizes are a prefix and a suffix of the ascending list.
+  void visit(const Geometry& g, i64 w) {
+    const detail::IndexSpan span = detail::hidden_span(plan_, g);
+    std::size_t ih = span.lo;
+    // The binary search's last probe that did not fall short is where the
+    // visit starts: its count at the largest E is reused there.
+    Components probed;
+    std::size_t probed_at = span.hi;
+    if (top_.full()) {  // the first hidden size that does not fall short at the largest E
+      std::size_t hi = span.hi;
+      while (ih < hi) {
+        const std::size_t mid = ih + (hi - ih) / 2;
+        Components c = components(plan_.hidden[mid], plan_.experts.back(), g, w);
+        if (short_of(c)) {
+          ih = mid + 1;
+        } else {
+          hi = mid;
+          probed = std::move(c);
+          probed_at = mid;
+        }
+      }
+    }
+    const bool one_e = plan_.experts.size() == 1;
+    for (; ih < span.hi; ++ih) {
+      const i64 h = plan_.hidden[ih];
+      const bool reuse = ih == probed_at;
+      const Components c0 = one_e && reuse ? probed : components(h, plan_.experts.front(), g, w);
+      if (top_.full() && over(c0)) break;  // and every wider H with it
+      const Components c1 = one_e ? c0 : (reuse ? probed : components(h, plan_.experts.back(), g, w));
+      if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
+      offer_best_e(h, g, w, c0, c1);
+    }
+  }
+
+  bool done(const Fraction& kv) const { return top_.full() && detail::compare(kv, top_.threshold()) > 0; }
+  const std::vector<detail::Found>& sorted() const { return top_.sorted(); }
+  i64 evaluated() const { return evaluated_; }
+
+ private:
+  Components components(i64 h, i64 e, const Geometry& g, i64 w) {
+    ++evaluated_;
+    detail::set_knobs(plan_, h, e, g, w, scratch_);
+    return objective_.components(detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds));
+  }
+
+  bool short_of(const Components& at_largest_e) const {
+    const Fraction& theta = top_.threshold();
+    for (std::size_t i = 0; i < goal_.size(); ++i)
+      if (at_largest_e[i] < goal_[i] && detail::compare(detail::gap(at_largest_e[i], goal_[i]), theta) > 0) return true;
+    return false;
+  }
+  bool over(const Components& at_smallest_e) const {
+    const Fraction& theta = top_.threshold();
+    for (std::size_t i = 0; i < goal_.size(); ++i)
+      if (at_smallest_e[i] > goal_[i] && detail::compare(detail::gap(at_smallest_e[i], goal_[i]), theta) > 0)
+        return true;
+    return false;
+  }
+
+  // The best expert count of one (H, g, w), from its components at the
+  // smallest (c0) and the largest (c1) expert count, offered to the top list.
+  void offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1) {
+    const i64 n = static_cast<i64>(plan_.experts.size());
+    // Each component is affine in the expert index k: c0 + k * step.
+    std::vector<i128> step(c0.size(), 0);
+    bool affine = true;
+    for (std::size_t i = 0; i < c0.size() && n > 1; ++i) {
+      affine = affine && (c1[i] - c0[i]) % (n - 1) == 0;
+      step[i] = (c1[i] - c0[i]) / (n - 1);
+    }
+    if (!affine) {  // never expected: then count every E rather than trust a line
+      detail::TopCandidates best_e(plan_, 1);
+      for (const i64 e : plan_.experts) best_e.offer({objective_.score(components(h, e, g, w), goal_), h, e, g, w});
+      top_.offer(best_e.sorted().front());
+      return;
+    }
+    const auto at = [&](i64 k) {
+      Components c = c0;
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] += k * step[i];
+      return c;
+    };
+    // The largest mismatch among the components that move with E. Those that
+    // do not are the same for every k and cannot change the order of two k.
+    // Component by component, with no list built: the binary search calls it
+    // twice a step for every (H, g, w).
+    const auto moving_max = [&](i64 k) {
+      Fraction worst{0, 1};
+      for (std::size_t i = 0; i < c0.size(); ++i)
+        if (step[i] != 0)
+          if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
+      return worst;
+    };
+    // Rightmost minimiser of a convex sequence: the last k whose step from
+    // k - 1 does not increase it (more experts win ties).
+    i64 lo = 0;
+    i64 hi = n - 1;
+    while (lo < hi) {
+      const i64 mid = lo + (hi - lo + 1) / 2;
+      if (detail::compare(moving_max(mid), moving_max(mid - 1)) <= 0)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    // A convex sequence of maxima of non-constant |affine| terms is minimal
+    // at one k or at two neighbours; between two, the full score decides.
+    detail::Score best = objective_.score(at(lo), goal_);
+    i64 best_k = lo;
+    if (lo > 0 && detail::compare(moving_max(lo - 1), moving_max(lo)) == 0) {
+      detail::Score left = objective_.score(at(lo - 1), goal_);
+      if (detail::compare(left, best) < 0) best = std::move(left), best_k = lo - 1;
+    }
+    top_.offer({std::move(best), h, plan_.experts[static_cast<std::size_t>(best_k)], g, w});
+  }
+
+  const detail::Plan& plan_;
+  const detail::Objective objective_;
+  const Components goal_;
+  ModelConfig scratch_;
+  detail::TopCandidates top_;
+  i64 evaluated_ = 0;
+};
 
 }  // namespace
 
 MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                   const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
-  const detail::Objective objective(options);
   const ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
-  i64 evaluated = 0;
-  const auto budgets = [&](i64 h, i64 e, const Geometry& g) {
-    ++evaluated;
-    return detail::exact_budgets(detail::make_candidate(plan, h, e, g), plan.contexts, plan.kinds);
-  };
-
-  // KV mismatch of each geometry: independent of H and E.
-  struct Ranked {
-    Fraction kv;
-    Geometry geometry;
-    ExactBudgets at_front;  // budgets at the smallest H and E, reused below
-  };
-  std::vector<Ranked> ranked;
-  ranked.reserve(plan.geometries.size());
-  for (const Geometry& g : plan.geometries) {
-    ExactBudgets b = budgets(plan.hidden.front(), plan.experts.front(), g);
-    ranked.push_back({objective.kv_score(b, target), g, std::move(b)});
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Ranked& a, const Ranked& b) { return detail::compare(a.kv, b.kv) < 0; });
-
-  const std::vector<i128> goal = objective.components(target);
-  detail::TopCandidates top(plan, static_cast<std::size_t>(options.top));
-  const i64 n = static_cast<i64>(plan.experts.size());
-  for (const Ranked& r : ranked) {
+  Search search(plan, target);
+  for (const Search::Ranked& r : search.rank(target)) {
     // Every candidate with this geometry has a largest mismatch of at least its
     // KV mismatch; the ranking makes every later geometry worse still.
-    if (top.full() && detail::compare(r.kv, top.threshold()) > 0) break;
-    const detail::IndexSpan span = detail::hidden_span(plan, r.geometry);
-    for (std::size_t ih = span.lo; ih < span.hi; ++ih) {
-      const i64 h = plan.hidden[ih];
-      const ExactBudgets first = ih == 0 ? r.at_front : budgets(h, plan.experts.front(), r.geometry);
-      const ExactBudgets last = n > 1 ? budgets(h, plan.experts.back(), r.geometry) : first;
-      const std::vector<i128> c0 = objective.components(first);
-      const std::vector<i128> c1 = objective.components(last);
-      // Each component is affine in the expert index k: c0 + k * step.
-      std::vector<i128> step(c0.size(), 0);
-      bool affine = true;
-      for (std::size_t i = 0; i < c0.size() && n > 1; ++i) {
-        affine = affine && (c1[i] - c0[i]) % (n - 1) == 0;
-        step[i] = (c1[i] - c0[i]) / (n - 1);
-      }
-      if (!affine) {  // never expected: then count every E rather than trust a line
-        detail::TopCandidates best_e(plan, 1);
-        for (const i64 e : plan.experts)
-          best_e.offer({objective.score(budgets(h, e, r.geometry), target), h, e, r.geometry});
-        top.offer(best_e.sorted().front());
-        continue;
-      }
-      const auto components = [&](i64 k) {
-        std::vector<i128> c = c0;
-        for (std::size_t i = 0; i < c.size(); ++i) c[i] += k * step[i];
-        return c;
-      };
-      // The largest mismatch among the components that move with E. Those that
-      // do not are the same for every k and cannot change the order of two k.
-      // Component by component, with no list built: the binary search calls it
-      // twice a step for every (geometry, H).
-      const auto moving_max = [&](i64 k) {
-        Fraction worst{0, 1};
-        for (std::size_t i = 0; i < c0.size(); ++i)
-          if (step[i] != 0)
-            if (const Fraction f = detail::gap(c0[i] + k * step[i], goal[i]); detail::compare(f, worst) > 0) worst = f;
-        return worst;
-      };
-      // Rightmost minimiser of a convex sequence: the last k whose step from
-      // k - 1 does not increase it (more experts win ties).
-      i64 lo = 0;
-      i64 hi = n - 1;
-      while (lo < hi) {
-        const i64 mid = lo + (hi - lo + 1) / 2;
-        if (detail::compare(moving_max(mid), moving_max(mid - 1)) <= 0)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      // A convex sequence of maxima of non-constant |affine| terms is minimal
-      // at one k or at two neighbours; between two, the full score decides.
-      detail::Score best = objective.score(components(lo), goal);
-      i64 best_k = lo;
-      if (lo > 0 && detail::compare(moving_max(lo - 1), moving_max(lo)) == 0) {
-        detail::Score left = objective.score(components(lo - 1), goal);
-        if (detail::compare(left, best) < 0) best = std::move(left), best_k = lo - 1;
-      }
-      top.offer({std::move(best), h, plan.experts[static_cast<std::size_t>(best_k)], r.geometry});
-    }
+    if (search.done(r.kv)) break;
+    // Each expert width in turn: it moves no KV cache, so it shares the
+    // geometry's place in the ranking.
+    for (const i64 w : plan.widths) search.visit(r.geometry, w);
   }
-  return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
-                                  options, solve);
+  return detail::with_relaxations(detail::build_result(plan, search.sorted(), target, search.evaluated()), baseline,
+                                  recipe, space, options, solve);
 }
 
 }  // namespace smelt

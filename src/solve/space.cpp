@@ -23,9 +23,9 @@ __extension__ typedef __int128 i128;  // products of counts, each up to 2^24 and
 constexpr i64 kMaxSize = kMaxWidth;  // util/bounds.hpp
 constexpr i64 kMaxDepth = kMaxLayers;
 constexpr i64 kMaxContexts = kMaxListedValues;
-constexpr double kMaxTolerancePct = 1e6;             // tolerance x 1e6 must fit an integer (solve_result.cpp)
-constexpr i64 kMaxGeometries = i64{1} << 20;         // the search ranks every geometry, keeping its budgets
-constexpr i64 kMaxLoopsEvaluated = i64{50'000'000};  // geometries x hidden sizes the search may visit
+constexpr double kMaxTolerancePct = 1e6;          // tolerance x 1e6 must fit an integer (solve_result.cpp)
+constexpr i64 kMaxGeometries = i64{1} << 20;      // listed, and each ranked by its KV cache (solve.cpp)
+constexpr i64 kMaxLoopsEvaluated = i64{1} << 28;  // (geometry, width, H) the search may visit: its worst case
 
 // Width scaled from the Baseline's in proportion to H, to the nearest multiple
 // of `align` (halves round up), at least `align`.
@@ -132,26 +132,31 @@ Domain resolve_expert_width(const ModelConfig& b, const SearchSpace& space, Viol
           check_knob("SearchSpace::expert_width", width, kMaxSize, space.align_ffn, "SearchSpace::align_ffn", errors)};
 }
 
-// The size of the space before any of it is listed.
-void check_size(i64 geometries, i64 n_hidden, Violations& errors) {
-  if (geometries > kMaxGeometries)
+// The size of the space before any of it is listed: attention geometries are
+// listed and ranked (memory and a sort), and the search visits at most every
+// (geometry, width, hidden size), two counts each, when nothing stops it early.
+void check_size(i64 geometries, i64 n_widths, i64 n_hidden, Violations& errors) {
+  if (geometries > kMaxGeometries) {
     errors.add(fmt::format("search space too large: {} attention geometries (at most {})", geometries, kMaxGeometries));
-  else if (static_cast<i128>(geometries) * n_hidden > kMaxLoopsEvaluated)
-    errors.add(fmt::format("search space too large: {} attention geometries x {} hidden sizes (at most {} pairs)",
-                           geometries, n_hidden, kMaxLoopsEvaluated));
+  } else if (static_cast<i128>(geometries) * n_widths * n_hidden > kMaxLoopsEvaluated) {
+    if (n_widths == 1)
+      errors.add(fmt::format("search space too large: {} attention geometries x {} hidden sizes (at most {} pairs)",
+                             geometries, n_hidden, kMaxLoopsEvaluated));
+    else
+      errors.add(
+          fmt::format("search space too large: {} attention geometries x {} expert widths x {} hidden sizes (at most "
+                      "{} triples)",
+                      geometries, n_widths, n_hidden, kMaxLoopsEvaluated));
+  }
 }
 
-// Each attention geometry once per expert width: the width does not move the
-// KV cache, so the search's KV ranking (solve.cpp) holds across widths.
-void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, const Domain& width,
-                     Plan& plan, Violations& errors) {
-  const std::vector<i64> widths = space.ffn == FfnScaling::searched
-                                      ? list_multiples(width.range.lo, width.range.hi, space.align_ffn)
-                                      : std::vector<i64>{0};
+// The attention geometries; the expert widths are a separate list, since the
+// width moves neither the KV cache nor the search's KV ranking (solve.cpp).
+void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, Plan& plan,
+                     Violations& errors) {
   const std::vector<HeadGeometry> heads = list_attention(b, space, a, plan.hidden, errors);
-  plan.geometries.reserve(heads.size() * widths.size());
-  for (const HeadGeometry& h : heads)
-    for (const i64 w : widths) plan.geometries.push_back({h.heads, h.kv_heads, h.head_dim, w});
+  plan.geometries.reserve(heads.size());
+  for (const HeadGeometry& h : heads) plan.geometries.push_back({h.heads, h.kv_heads, h.head_dim});
 }
 
 }  // namespace
@@ -182,21 +187,21 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   const i64 h_max = hidden.size > 0 ? hidden.range.hi / space.align_hidden * space.align_hidden : 0;
   const Attention attention = resolve_attention(b, space, h_min, h_max, kMaxGeometries, errors);
   const Domain width = resolve_expert_width(b, space, errors);
-  // Geometries x widths, saturated: both are counts that may be near 2^50.
-  const i128 listed = static_cast<i128>(attention.geometries) * width.size;
-  if (errors.empty())
-    check_size(static_cast<i64>(std::min<i128>(listed, std::numeric_limits<i64>::max())), hidden.size, errors);
+  if (errors.empty()) check_size(attention.geometries, width.size, hidden.size, errors);
   errors.throw_if_any();
 
   plan.hidden = list_multiples(hidden.range.lo, hidden.range.hi, space.align_hidden);
   plan.experts = b.is_moe() ? list_multiples(experts.lo, experts.hi, space.align_experts) : std::vector<i64>{0};
-  list_geometries(b, space, attention, width, plan, errors);
+  list_geometries(b, space, attention, plan, errors);
   errors.throw_if_any();
+  plan.widths = space.ffn == FfnScaling::searched ? list_multiples(width.range.lo, width.range.hi, space.align_ffn)
+                                                  : std::vector<i64>{0};
   // The knobs are positive and bounded; what can still break is the template
   // itself at another depth (a pattern longer than the layers, dense-first
   // layers beyond them).
   try {
-    const ModelConfig first = make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front());
+    const ModelConfig first =
+        make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front(), plan.widths.front());
     validate(first);
     plan.kinds = layer_kinds(first);
   } catch (const config_error& e) {
@@ -207,10 +212,16 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
   return plan;
 }
 
-ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geometry& g) {
-  const ModelConfig& b = plan.baseline;
-  ModelConfig c = b;
+ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, i64 width) {
+  ModelConfig c = plan.baseline;
   c.num_layers = plan.depth;
+  c.loop = plan.loop;
+  set_knobs(plan, hidden, experts, g, width, c);
+  return c;
+}
+
+void set_knobs(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, i64 width, ModelConfig& c) {
+  const ModelConfig& b = plan.baseline;
   c.hidden_size = hidden;
   c.attention.num_heads = g.heads;
   if (b.attention.type == AttentionType::gqa) {
@@ -226,12 +237,10 @@ ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geom
   } else if (plan.space.ffn == FfnScaling::searched) {
     // Shared-expert and dense widths keep their ratio to the routed width.
     const i64 a = plan.space.align_ffn;
-    c.moe.expert_width = g.expert_width;
-    c.moe.shared_width = scaled_width(b.moe.shared_width, g.expert_width, b.moe.expert_width, a);
-    c.ffn.dense_width = scaled_width(b.ffn.dense_width, g.expert_width, b.moe.expert_width, a);
+    c.moe.expert_width = width;
+    c.moe.shared_width = scaled_width(b.moe.shared_width, width, b.moe.expert_width, a);
+    c.ffn.dense_width = scaled_width(b.ffn.dense_width, width, b.moe.expert_width, a);
   }
-  c.loop = plan.loop;
-  return c;
 }
 
 Knobs knobs_of(const ModelConfig& c) {
@@ -239,13 +248,14 @@ Knobs knobs_of(const ModelConfig& c) {
           c.attention.head_dim, c.moe.expert_width, c.moe.shared_width,    c.ffn.dense_width};
 }
 
-bool tie_break_less(const Plan& plan, i64 h1, i64 e1, const Geometry& g1, i64 h2, i64 e2, const Geometry& g2) {
+bool tie_break_less(const Plan& plan, i64 h1, i64 e1, const Geometry& g1, i64 w1, i64 h2, i64 e2, const Geometry& g2,
+                    i64 w2) {
   const auto& a = plan.baseline.attention;
-  const auto key = [&](i64 h, i64 e, const Geometry& g) {
+  const auto key = [&](i64 h, i64 e, const Geometry& g, i64 w) {
     return std::make_tuple(h, -e, std::llabs(g.heads - a.num_heads), std::llabs(g.kv_heads - a.num_kv_heads),
-                           std::llabs(g.head_dim - a.head_dim), g.heads, g.kv_heads, g.head_dim, g.expert_width);
+                           std::llabs(g.head_dim - a.head_dim), g.heads, g.kv_heads, g.head_dim, w);
   };
-  return key(h1, e1, g1) < key(h2, e2, g2);
+  return key(h1, e1, g1, w1) < key(h2, e2, g2, w2);
 }
 
 }  // namespace smelt::detail

@@ -10,11 +10,11 @@
 
 namespace smelt::detail {
 
+// An attention geometry: all a candidate's KV cache depends on.
 struct Geometry {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
-  std::int64_t expert_width = 0;  // SearchSpace::ffn = searched only; 0 otherwise
 };
 
 struct Plan {
@@ -23,13 +23,14 @@ struct Plan {
   std::int64_t depth = 0;
   std::vector<std::int64_t> hidden;   // ascending
   std::vector<std::int64_t> experts;  // ascending, an arithmetic progression; {0} for dense
-  std::vector<Geometry> geometries;
+  std::vector<Geometry> geometries;   // attention only
+  std::vector<std::int64_t> widths;   // routed expert widths, ascending (ffn = searched); {0} otherwise
   std::vector<std::int64_t> contexts;
   SearchSpace space;
   MatchOptions options;
   LayerKinds kinds;  // the same for every candidate: they differ in widths and counts only
 
-  // Candidates: each geometry's hidden sizes (hidden_span) x expert counts.
+  // Candidates: each geometry's hidden sizes (hidden_span) x expert counts x widths.
   std::int64_t space_size() const;
 };
 
@@ -47,14 +48,21 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
                const MatchOptions& options);
 
 // The Baseline with the recipe's loop and these knobs; FFN widths follow
-// `space.ffn`.
-ModelConfig make_candidate(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g);
+// `space.ffn` (`width` is the routed expert width with ffn = searched, else 0).
+ModelConfig make_candidate(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g,
+                           std::int64_t width);
+// The knobs alone, on `c`, a candidate of this plan (make_candidate's result):
+// what differs between two candidates, so that the search can reuse one config
+// instead of copying the Baseline's names and lists for every count.
+void set_knobs(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g, std::int64_t width,
+               ModelConfig& c);
 Knobs knobs_of(const ModelConfig& c);
 
 // Tie-break after the objective: narrower H, then more experts, then the
 // smallest change to attention geometry (query heads, then KV heads, then
-// head_dim), then smaller values, so that the order is total.
-bool tie_break_less(const Plan& plan, std::int64_t h1, std::int64_t e1, const Geometry& g1, std::int64_t h2,
-                    std::int64_t e2, const Geometry& g2);
+// head_dim), then smaller values (the expert width last), so that the order
+// is total.
+bool tie_break_less(const Plan& plan, std::int64_t h1, std::int64_t e1, const Geometry& g1, std::int64_t w1,
+                    std::int64_t h2, std::int64_t e2, const Geometry& g2, std::int64_t w2);
 
 }  // namespace smelt::detail

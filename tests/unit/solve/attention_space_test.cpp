@@ -81,12 +81,12 @@ TEST_CASE("each geometry pairs with the hidden sizes its width ratio allows", "[
   const detail::Plan plan = detail::make_plan(b, {}, s, {});
   // Width 4 x 32 = 128 pairs with H in [128 / 2, 128 / 0.5] = [64, 256]:
   // 64, 80, 96, 112, 128 of the listed 16..128 (indices 3 to 7).
-  const detail::IndexSpan span = detail::hidden_span(plan, {4, 2, 32, 0});
+  const detail::IndexSpan span = detail::hidden_span(plan, {4, 2, 32});
   CHECK(plan.hidden[span.lo] == 64);
   CHECK(span.hi == plan.hidden.size());
   CHECK(span.hi - span.lo == 5);
   // Width 1 x 32 = 32: H in [16, 64]: 16, 32, 48, 64.
-  const detail::IndexSpan narrow = detail::hidden_span(plan, {1, 1, 32, 0});
+  const detail::IndexSpan narrow = detail::hidden_span(plan, {1, 1, 32});
   CHECK(narrow.lo == 0);
   CHECK(plan.hidden[narrow.hi - 1] == 64);
   // An exact bound: 0.7 is 7/10, so width 7 x 128 = 896 fits H 1280 at a ratio of exactly 0.7

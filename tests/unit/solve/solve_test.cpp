@@ -245,17 +245,17 @@ TEST_CASE("the search space is counted before it is listed", "[solve]") {
   CHECK(errors_of(wide, {}, {}) ==
         std::vector<std::string>{"search space too large: more than 1048576 attention geometries"});
   // Under the geometry bound, over the pair bound: 2^20 geometries (KV 1 only,
-  // head counts 1..2^20, head_dim 32, all within [1e-6, 1e6] x H) x 64 hidden
-  // sizes (1..64) > 50,000,000.
+  // head counts 1..2^20, head_dim 32, all within [1e-6, 1e6] x H) x 512 hidden
+  // sizes (1..512) = 2^29 > 2^28.
   CHECK(errors_of(b, {},
-                  {.hidden = KnobRange{1, 64},
+                  {.hidden = KnobRange{1, 512},
                    .head_dim = KnobRange{32, 32},
                    .kv_heads = KnobRange{1, 1},
                    .heads = KnobRange{1, i64{1} << 20},
                    .align_hidden = 1,
                    .attention_ratio = {1e-6, 1e6}}) ==
         std::vector<std::string>{
-            "search space too large: 1048576 attention geometries x 64 hidden sizes (at most 50000000 pairs)"});
+            "search space too large: 1048576 attention geometries x 512 hidden sizes (at most 268435456 pairs)"});
   // A KV range far from every head count the width rule allows costs nothing
   // to count, and says which constraints emptied the space.
   CHECK(errors_of(b, {}, {.kv_heads = KnobRange{i64{1} << 24, i64{1} << 24}, .heads = KnobRange{1, i64{1} << 24}}) ==
