@@ -17,7 +17,7 @@ set(paper_200m 3.9 3.1 3.1 3.7)
 set(paper_600m 4.6 3.1 2.4 3.1)
 set(paper_1p6b 2.2 1.6 1.6 1.6)
 set(experts 8 64 192 336)
-# Cells where smelt can tie the paper but not go below it, with the reason in docs/solver.md: none.
+# Cells where smelt can tie the paper but not go below it: none (every cell is below it, docs/solver.md section 13).
 set(paper_ties "")
 
 set(failures "")
