@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prints, for every Baseline under examples/paper/, the SMELT paper's mismatches (Appendix A) beside what
-# `smelt-match derive` reaches with the paper's alignment freedom (H and E multiples of 8, head_dim of 4; middle
+# `smelt-match derive` reaches with the paper's alignment freedom (H and E multiples of 8, head_dim of 4; the expert
+# width searched; middle
 # half looped twice, the derive defaults). Usage: examples/paper/compare.sh [SMELT_MATCH] (default: on PATH).
 # Markdown table on standard output; docs/paper.md holds a copy.
 set -euo pipefail
@@ -30,7 +31,7 @@ for scale in 100m 200m 600m 1p6b; do
     for i in 0 1 2 3; do
       name=paper-$scale-e${experts[$i]}-$geom
       # Exit code 3 (outside the 1% tolerance) still prints the report.
-      json=$("$smelt" derive "$dir/$name.json" --align-hidden 8 --align-experts 8 --align-head-dim 4 --top 1 \
+      json=$("$smelt" derive "$dir/$name.json" --align-hidden 8 --align-experts 8 --align-head-dim 4 --ffn searched --top 1 \
         --json 2>/dev/null) || [ $? -eq 3 ]
       row=$(jq -r --arg f "${f[$i]}" --arg k "${k[$i]}" '
         def pct: (. * 100 | round) / 100;
