@@ -11,6 +11,7 @@
 #include "smelt/solve.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/space.hpp"
+#include "solve_test_helpers.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;
@@ -22,14 +23,7 @@ ModelConfig paper_200m() {
   return read_config(std::string(SMELT_SOURCE_DIR "/examples/paper/paper-200m-e8-kv2x128.json"));
 }
 
-std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) {
-  try {
-    (void)solve(b, {}, s);
-  } catch (const config_error& e) {
-    return e.lines();
-  }
-  return {};
-}
+std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) { return test::solve_errors(b, {}, s); }
 
 // The paper's alignment freedom (H and E multiples of 8, head_dim of 4), the
 // expert width searched, every other knob in its default domain.

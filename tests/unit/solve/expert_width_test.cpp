@@ -5,6 +5,7 @@
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/solve.hpp"
+#include "solve_test_helpers.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;
@@ -29,14 +30,7 @@ SearchSpace paper_space(FfnScaling ffn) {
           .ffn = ffn};
 }
 
-std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) {
-  try {
-    (void)solve(b, {}, s);
-  } catch (const config_error& e) {
-    return e.lines();
-  }
-  return {};
-}
+std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) { return test::solve_errors(b, {}, s); }
 
 }  // namespace
 

@@ -10,18 +10,13 @@
 
 #include "smelt/error.hpp"
 #include "smelt/solve.hpp"
+#include "solve_test_helpers.hpp"
 
 using namespace smelt;
 
 namespace {
 
-struct Random {
-  std::mt19937_64 engine{20261130};
-  std::int64_t in(std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine);
-  }
-  bool coin() { return in(0, 1) == 1; }
-};
+using test::Random;
 
 ModelConfig random_baseline(Random& r) {
   ModelConfig c;
@@ -76,7 +71,7 @@ constexpr std::int64_t kMaxBruteForce = 100'000;  // candidates per trial
 // default domain or a random sub-range of it), shared and dense widths
 // following it.
 void compare_with_brute_force(int trials, bool searched_width) {
-  Random r;
+  Random r{20261130};
   std::int64_t smart_work = 0;
   std::int64_t brute_work = 0;
   int empty_spaces = 0;

@@ -12,6 +12,7 @@
 #include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve/exact_budget.hpp"
+#include "solve_test_helpers.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;
@@ -19,11 +20,7 @@ using i64 = std::int64_t;
 
 namespace {
 
-struct Random {
-  std::mt19937_64 engine{20261201};
-  i64 in(i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(engine); }
-  bool coin() { return in(0, 1) == 1; }
-};
+using test::Random;
 
 // A small MoE (or, one time in six, dense) Baseline with every feature that
 // enters the budgets' growth in H: proportional FFN widths of three kinds,
@@ -77,7 +74,7 @@ ModelConfig random_baseline(Random& r) {
 
 TEST_CASE("with fine hidden sizes and the KV cache often unmatched, the top candidates equal brute force",
           "[solve][brute]") {
-  Random r;
+  Random r{20261201};
   i64 smart = 0;
   i64 brute = 0;
   for (int trial = 0; trial < 120; ++trial) {

@@ -9,6 +9,7 @@
 #include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve/exact_budget.hpp"
+#include "solve_test_helpers.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;
@@ -19,12 +20,7 @@ ModelConfig example(const char* name) { return read_config(std::string(SMELT_SOU
 
 std::vector<std::string> errors_of(const ModelConfig& b, const LoopRecipe& r, const SearchSpace& s,
                                    const MatchOptions& o = {}) {
-  try {
-    (void)solve(b, r, s, o);
-  } catch (const config_error& e) {
-    return e.lines();
-  }
-  return {};
+  return test::solve_errors(b, r, s, o);
 }
 
 double pct(double candidate, double baseline) { return 100.0 * (candidate - baseline) / baseline; }
