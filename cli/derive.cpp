@@ -32,12 +32,16 @@ std::string geometry(const Knobs& k) {
 }
 
 // The options that apply a relaxation, its fields already flags: "--align-head-dim 4",
-// "drop --heads, --free-heads".
+// "drop --heads". Freeing the query heads of a space given --keep-heads is
+// dropping that flag: adding --free-heads to it would be a contradiction.
 std::string applied_by(const Relaxation& x) {
   std::string out;
   for (const FieldChange& c : x.changes) {
     out += out.empty() ? "" : ", ";
-    out += c.value == "default" ? "drop " + c.field : c.value == "true" ? c.field : c.field + " " + c.value;
+    if (c.field == "--free-heads" && c.value == "true")
+      out += "drop --keep-heads";
+    else
+      out += c.value == "default" ? "drop " + c.field : c.value == "true" ? c.field : c.field + " " + c.value;
   }
   return out;
 }

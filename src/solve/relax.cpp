@@ -57,7 +57,8 @@ std::vector<Trial> trials(const ModelConfig& b, const LoopRecipe& recipe, const 
     }
     if (space.kv_heads)
       add({{"SearchSpace::kv_heads", "default"}}, [](SearchSpace& s, LoopRecipe&) { s.kv_heads.reset(); });
-    // Free query heads: a pin overrides free_heads, so both change at once.
+    // Free query heads: drop a pinned `heads`, or set free_heads back to true
+    // (the two are never given together: that is a contradiction).
     if (space.heads || !space.free_heads) {
       std::vector<FieldChange> changes;
       if (space.heads) changes.push_back({"SearchSpace::heads", "default"});

@@ -94,8 +94,9 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
                             (static_cast<double>(k.head_dim) * at.kv.baseline);
         why.push_back(fmt::format(
             "kv_bytes_per_token{}: {:+.2f}% misses the {}% tolerance{}: KV cache moves in steps of {:.1f}% here "
-            "(head_dim multiple of {} with {} KV heads)",
-            where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct), step, plan.space.align_head_dim, k.kv_heads));
+            "(head_dim multiple of {} with {} KV head{})",
+            where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct), step, plan.space.align_head_dim, k.kv_heads,
+            k.kv_heads == 1 ? "" : "s"));
       }
     }
     if (objective.flops && std::fabs(at.flops.mismatch_pct) > tol) {
