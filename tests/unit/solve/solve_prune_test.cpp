@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/solve.hpp"
@@ -94,7 +96,13 @@ TEST_CASE("with fine hidden sizes and the KV cache often unmatched, the top cand
     if (b.attention.type == AttentionType::gqa) {
       s.head_dim = KnobRange{8, b.attention.head_dim + 8};
       s.kv_heads = KnobRange{1, b.attention.num_heads};
-      s.free_heads = r.in(0, 3) == 0;
+      // Query heads kept, or (one time in four) ranged over [h/2, 2h]: free
+      // heads over the whole width-rule band would make brute force slow.
+      const i64 h = b.attention.num_heads;
+      if (r.in(0, 3) == 0)
+        s.heads = KnobRange{std::max<i64>(1, h / 2), 2 * h};
+      else
+        s.free_heads = false;
     }
     s.align_ffn = std::vector<i64>{1, 8, 16}[static_cast<std::size_t>(r.in(0, 2))];
     s.ffn = std::vector<FfnScaling>{FfnScaling::proportional, FfnScaling::fixed,
@@ -112,6 +120,7 @@ TEST_CASE("with fine hidden sizes and the KV cache often unmatched, the top cand
     o.contexts = {b.context_length};
     if (r.coin()) o.contexts.push_back(r.in(8, 3000));
     o.top = r.in(1, 6);
+    o.relaxations = false;  // each would be one more brute force (relax_test compares them)
     INFO("trial " << trial);
     const MatchResult fast = solve(b, recipe, s, o);
     const MatchResult slow = solve_brute_force(b, recipe, s, o);
