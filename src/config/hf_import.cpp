@@ -400,6 +400,7 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
     set_pattern(root, c, family->read(root, c));
   }
   drop_unused_moe(c);
+  read_hf_loop(root, c);
   if (!violations.empty()) throw config_error(std::move(violations));
   return c;
 }
