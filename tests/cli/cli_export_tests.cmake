@@ -1,0 +1,29 @@
+# smelt-match export: both targets, the family option, refusals and --out.
+smelt_cli_test(export.megatron.54b EXIT 0 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to megatron
+               STDOUT "--num-layers 30\n--hidden-size 2304\n.*--kv-channels 96\n.*--moe-ffn-hidden-size 768\n")
+smelt_cli_test(export.megatron.loop EXIT 0 ARGS export ${SMELT_EX}/smelt-looped-12l.json --to megatron
+               STDOUT "# Megatron-LM has no shared-weight layer loop: .* Run layers 4-9 \\(1-based\\) 2 times")
+smelt_cli_test(export.hf.loop EXIT 0 ARGS export ${SMELT_EX}/smelt-looped-12l.json --to hf
+               STDOUT "\"model_type\": \"mixtral\",.*\"loop\": {\n    \"first_layer\": 4,\n    \"last_layer\": 9,")
+smelt_cli_test(export.hf.own_family EXIT 0 ARGS export ${SMELT_EX}/hf/qwen3-30b-a3b.json --to hf
+               STDOUT "\"model_type\": \"qwen3_moe\"")
+smelt_cli_test(export.hf.family EXIT 0 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to hf --family qwen2_moe
+               STDOUT "\"model_type\": \"qwen2_moe\"")
+smelt_cli_test(export.hf.bad_family EXIT 2 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to hf --family qwen
+               STDERR "--family = \"qwen\": must be one of dbrx, ")
+smelt_cli_test(export.hf.mla_in_mixtral EXIT 2
+               ARGS export ${SMELT_EX}/deepseek-v3-mla.json --to hf --family mixtral
+               STDERR "attention.type = \"mla\": the Hugging Face mixtral schema cannot express it")
+smelt_cli_test(export.megatron.family EXIT 2 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to megatron
+               --family mixtral STDERR "--family = \"mixtral\": applies to a Hugging Face export only \\(--to hf\\)")
+smelt_cli_test(export.megatron.chunked EXIT 2 ARGS export ${SMELT_EX}/hf/llama4-scout.json --to megatron
+               STDERR "Megatron-LM cannot express chunked attention")
+smelt_cli_test(export.bad_target EXIT 2 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to torch
+               STDERR "--to: torch not in {hf,megatron}")
+smelt_cli_test(export.missing_config EXIT 4 ARGS export ${SMELT_EX}/no-such.json --to hf
+               STDERR "while reading config '.*no-such.json'")
+smelt_cli_test(export.bad_config EXIT 2 ARGS export ${SMELT_BAD}/violations.json --to hf
+               STDERR "while reading config '.*violations.json':\n  ")
+smelt_cli_test(export.out_missing_dir EXIT 4
+               ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to hf --out ${CMAKE_CURRENT_BINARY_DIR}/no/dir/x.json
+               STDOUT_EMPTY)
