@@ -45,9 +45,10 @@ std::string export_hf(const ModelConfig& config, std::string_view family = {});
 // names), and the comment lines that say what they leave to the user.
 struct MegatronArguments {
   std::vector<std::string> comments;                           // without the leading "# "
-  std::vector<std::pair<std::string, std::string>> arguments;  // {"--num-layers", "30"}; switches have ""
+  std::vector<std::pair<std::string, std::string>> arguments;  // flag and value (--num-layers 30); switches: empty
 
-  // "# comment" lines, then one "--flag value" line per argument.
+  // The comments as lines starting with # and a space, then one line per
+  // argument: its flag, and a space and its value unless it is a switch.
   std::string text() const;
 };
 
