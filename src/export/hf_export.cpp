@@ -120,6 +120,15 @@ std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, std::s
   return out;
 }
 
+// JSON text must be UTF-8; a name set through the API need not be (every reader checks its input).
+void require_utf8_name(const ModelConfig& c) {
+  try {
+    (void)Json(c.name).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw config_error(Violation("name", "", "must be UTF-8 text"));  // its bytes are not echoed: they are not text
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> hf_export_families() {
@@ -137,6 +146,7 @@ std::string hf_family_of(std::string_view config_text, std::string_view source) 
 
 std::string default_hf_family(const ModelConfig& config) {
   validate(config);
+  require_utf8_name(config);
   std::vector<Violation> reasons{
       Violation("no Hugging Face family expresses this config; the first field each family cannot express:")};
   for (const auto family : kDefaultOrder) {
@@ -150,6 +160,7 @@ std::string default_hf_family(const ModelConfig& config) {
 
 std::string export_hf(const ModelConfig& config, std::string_view family) {
   validate(config);
+  require_utf8_name(config);
   const std::string chosen = family.empty() ? default_hf_family(config) : std::string(family);
   const HfFamily& f = find_family(chosen);
   const HfJson j = write(config, f);

@@ -27,3 +27,19 @@ smelt_cli_test(export.bad_config EXIT 2 ARGS export ${SMELT_BAD}/violations.json
 smelt_cli_test(export.out_missing_dir EXIT 4
                ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to hf --out ${CMAKE_CURRENT_BINARY_DIR}/no/dir/x.json
                STDOUT_EMPTY)
+smelt_cli_test(export.out_full EXIT 4 STDOUT_EMPTY
+               ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to megatron --out /dev/full
+               STDERR "cannot write '/dev/full': No space left on device\n$")
+# The family is read from standard input too (it cannot be read twice).
+smelt_hostile_test(export.stdin STDIN ${SMELT_EX}/hf/qwen3-30b-a3b.json EXIT 0 ARGS export - --to hf
+                   STDOUT "\"model_type\": \"qwen3_moe\"")
+# --out says what it wrote, and the file it wrote reads back with the same count.
+set(SMELT_EXPORT_OUT ${CMAKE_CURRENT_BINARY_DIR}/export-out)
+file(MAKE_DIRECTORY ${SMELT_EXPORT_OUT})
+smelt_cli_test(export.out.says EXIT 0 STDOUT_EMPTY
+               ARGS export ${SMELT_EX}/smelt-looped-12l.json --to hf --out ${SMELT_EXPORT_OUT}/looped.json
+               STDERR "^smelt-match: wrote 'smelt-looped-12l' as a Hugging Face config.json to [^\n]*looped.json\n$")
+set_tests_properties(cli.export.out.says PROPERTIES FIXTURES_SETUP export_out)
+smelt_cli_test(export.out.reads EXIT 0 ARGS count ${SMELT_EXPORT_OUT}/looped.json
+               STDOUT "smelt-looped-12l\nlayers executed +18\n")
+set_tests_properties(cli.export.out.reads PROPERTIES FIXTURES_REQUIRED export_out)

@@ -140,6 +140,10 @@ TEST_CASE("Hugging Face export names every field a family cannot express", "[exp
         "ffn.bias = true: the Hugging Face mistral schema cannot express it (it reads back as false)\n"
         "moe = {\"expert_width\":2880,\"layers\":{\"every\":1,\"first_dense\":0,\"ph...: "
         "the Hugging Face mistral schema cannot express it (it reads back without it)");
+  ModelConfig bad_name = gpt_oss;
+  bad_name.name = "gpt\xff";  // JSON text is UTF-8: a name set through the API may not be
+  CHECK(error_of(bad_name, "gpt_oss") == "name: must be UTF-8 text");
+  CHECK(error_of(bad_name, "") == "name: must be UTF-8 text");
   CHECK(error_of(gpt_oss, "gpt-oss") ==
         "export_hf::family = \"gpt-oss\": must be one of dbrx, deepseek_v2, deepseek_v3, gpt_oss, llama, llama4, "
         "llama4_text, mistral, mixtral, olmoe, qwen2, qwen2_moe, qwen3, qwen3_moe");
