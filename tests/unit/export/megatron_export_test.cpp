@@ -35,7 +35,9 @@ std::variant<i64, std::vector<i64>> freq(const std::string& text) {
 MegatronArgs parse(const smelt::MegatronArguments& exported, i64 vocab) {
   MegatronArgs a;
   a.padded_vocab_size = vocab;  // from the tokenizer: a comment line, not an argument
-  for (const auto& [flag, value] : exported.arguments) {
+  for (const auto& argument : exported.arguments) {
+    const std::string& flag = argument.first;
+    const std::string& value = argument.second;  // a plain reference: clang 14 cannot capture a structured binding
     const auto n = [&] { return std::stoll(value); };
     if (flag == "--num-layers")
       a.num_layers = n();
