@@ -108,7 +108,7 @@ void biases(const ModelConfig& c, Writer& w, detail::Violations& bad) {
           "FFN's biases together, and with them q, k and v's)");
 }
 
-void moe(const ModelConfig& c, Writer& w, detail::Violations& bad) {
+void moe(const ModelConfig& c, Writer& w) {
   const auto& m = c.moe;
   if (!c.is_moe()) return;
   w.add("--num-experts", m.num_experts);
@@ -122,9 +122,7 @@ void moe(const ModelConfig& c, Writer& w, detail::Violations& bad) {
     // Megatron's shared experts are one MLP of the summed width: the same weights and FLOPs.
     w.add("--moe-shared-expert-intermediate-size", m.num_shared_experts * m.shared_width);
     if (m.shared_gate) w.add("--moe-shared-expert-gate");
-  } else if (m.shared_gate) {
-    bad.add("moe.shared_gate", "true", "has no shared expert to gate");
-  }
+  }  // a gate without a shared expert is refused by validate()
   if (m.router_bias) w.add("--moe-router-enable-expert-bias");
 }
 
@@ -164,7 +162,7 @@ MegatronArguments export_megatron(const ModelConfig& c) {
   if (c.ffn.type == FfnType::gated) w.add("--swiglu");
   w.add("--normalization", c.norm == NormType::rmsnorm ? "RMSNorm" : "LayerNorm");
   biases(c, w, bad);
-  moe(c, w, bad);
+  moe(c, w);
   if (c.mtp_modules > 0) w.add("--mtp-num-layers", c.mtp_modules);
   w.add("--seq-length", c.context_length);
   w.add("--max-position-embeddings", c.context_length);
