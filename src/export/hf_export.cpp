@@ -13,6 +13,7 @@
 #include "config/hf_import.hpp"
 #include "config/native_json.hpp"
 #include "export/hf_families.hpp"
+#include "export/moe_layers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
 #include "smelt/io.hpp"
@@ -65,8 +66,9 @@ Json semantic(const ModelConfig& c) {
   j["attention"]["pattern"] = std::move(kinds);
   if (j.contains("moe")) {
     Json layers = Json::array();
-    for (std::int64_t i = 0; i < c.num_layers; ++i)
-      if (c.is_moe_layer(i)) layers.push_back(i + 1);
+    const std::vector<bool> moe = detail::moe_layer_flags(c);
+    for (std::size_t i = 0; i < moe.size(); ++i)
+      if (moe[i]) layers.push_back(i + 1);
     j["moe"]["layers"] = std::move(layers);
   }
   return j;

@@ -4,6 +4,8 @@
 // transformers uses its config class's defaults for them.
 #include "export/hf_families.hpp"
 
+#include "export/moe_layers.hpp"
+
 #include <cstdint>
 
 namespace smelt::detail {
@@ -67,8 +69,9 @@ void write_qwen_moe_layers(const ModelConfig& c, HfJson& j) {
   }
   j["decoder_sparse_step"] = 1;
   j["mlp_only_layers"] = HfJson::array();
-  for (i64 i = 0; i < c.num_layers; ++i)
-    if (!c.is_moe_layer(i)) j["mlp_only_layers"].push_back(i);
+  const std::vector<bool> moe = moe_layer_flags(c);
+  for (std::size_t i = 0; i < moe.size(); ++i)
+    if (!moe[i]) j["mlp_only_layers"].push_back(i);
 }
 
 void write_llama(const ModelConfig& c, HfJson& j) {
@@ -201,8 +204,9 @@ void write_llama4_text(const ModelConfig& c, HfJson& j) {
   } else {
     j["interleave_moe_layer_step"] = 1;
     j["moe_layers"] = HfJson::array();
-    for (i64 i = 0; i < c.num_layers; ++i)
-      if (c.is_moe_layer(i)) j["moe_layers"].push_back(i);
+    const std::vector<bool> moe = moe_layer_flags(c);
+    for (std::size_t i = 0; i < moe.size(); ++i)
+      if (moe[i]) j["moe_layers"].push_back(i);
   }
   j["no_rope_layers"] = HfJson::array();
   for (const auto kind : kinds(c)) j["no_rope_layers"].push_back(kind == LayerAttention::chunked ? 1 : 0);

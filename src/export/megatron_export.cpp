@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "export/moe_layers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
 #include "util/violations.hpp"
@@ -32,18 +33,26 @@ class Writer {
   MegatronArguments out;
 };
 
-// "[1,0,1,...]" when the flags follow no "every n-th" rule, else that n.
-std::string layer_pattern(const std::vector<int>& flags, bool one_in_n_is_first) {
-  const auto n_rule = [&](std::size_t n) {
-    for (std::size_t i = 0; i < flags.size(); ++i) {
-      const bool marked = one_in_n_is_first ? i % n == 0 : (i + 1) % n == 0;
-      if (flags[i] != (marked == one_in_n_is_first ? 1 : 0)) return false;
+// Megatron's integer form of a per-layer 0/1 list when there is one, else
+// the list: --moe-layer-freq N marks layer i (0-based) when i % N == 0;
+// --window-attn-skip-freq N keeps layer i sliding unless (i + 1) % N == 0.
+// The only candidate N is read off the first layer the rule treats apart,
+// so a 65536-layer list costs one pass, not one per N.
+std::string layer_pattern(const std::vector<int>& flags, bool moe_form) {
+  const int apart = moe_form ? 1 : 0;  // the value of the layers N picks out
+  std::size_t n = flags.size();
+  for (std::size_t i = moe_form ? 1 : 0; i < flags.size(); ++i) {
+    if (flags[i] == apart) {
+      n = moe_form ? i : i + 1;
+      break;
     }
-    return true;
-  };
-  for (std::size_t n = 1; n <= flags.size(); ++n)
-    if (n_rule(n)) return fmt::format("{}", n);
-  return fmt::format("[{}]", fmt::join(flags, ","));
+  }
+  bool follows = n > 0;
+  for (std::size_t i = 0; follows && i < flags.size(); ++i) {
+    const bool picked = moe_form ? i % n == 0 : (i + 1) % n == 0;
+    follows = flags[i] == (picked ? apart : 1 - apart);
+  }
+  return follows ? fmt::format("{}", n) : fmt::format("[{}]", fmt::join(flags, ","));
 }
 
 void attention(const ModelConfig& c, Writer& w, detail::Violations& bad) {
@@ -115,7 +124,7 @@ void moe(const ModelConfig& c, Writer& w) {
   w.add("--moe-ffn-hidden-size", m.expert_width);
   w.add("--moe-router-topk", m.top_k);
   std::vector<int> flags;
-  for (i64 i = 0; i < c.num_layers; ++i) flags.push_back(c.is_moe_layer(i) ? 1 : 0);
+  for (const bool is_moe : detail::moe_layer_flags(c)) flags.push_back(is_moe ? 1 : 0);
   w.add("--moe-layer-freq", layer_pattern(flags, true));
   w.add("--moe-router-score-function", std::string(to_string(m.router_score)));
   if (m.num_shared_experts > 0) {

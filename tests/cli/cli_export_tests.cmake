@@ -43,3 +43,8 @@ set_tests_properties(cli.export.out.says PROPERTIES FIXTURES_SETUP export_out)
 smelt_cli_test(export.out.reads EXIT 0 ARGS count ${SMELT_EXPORT_OUT}/looped.json
                STDOUT "smelt-looped-12l\nlayers executed +18\n")
 set_tests_properties(cli.export.out.reads PROPERTIES FIXTURES_REQUIRED export_out)
+# 65536 layers, every other one MoE: the Qwen schema lists the 32768 dense layers, and neither writing nor reading
+# them back may search the list once per layer (that took 10 s; one pass takes well under one).
+smelt_cli_test(export.hf.deep_list EXIT 0 ARGS export ${SMELT_BAD}/qwen-65536-layers.json --to hf
+               STDOUT "\"model_type\": \"qwen3_moe\",.*\"mlp_only_layers\": \\[\n    1,\n    3,\n")
+set_tests_properties(cli.export.hf.deep_list PROPERTIES TIMEOUT 5)
