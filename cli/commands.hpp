@@ -12,6 +12,7 @@ using Run = std::function<int()>;
 
 Run add_count(CLI::App& app);
 Run add_convert(CLI::App& app);
+Run add_export(CLI::App& app);
 Run add_derive(CLI::App& app);
 Run add_bench(CLI::App& app);
 Run add_sweep(CLI::App& app);

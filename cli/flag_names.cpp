@@ -10,7 +10,7 @@ namespace {
 // Library names (struct::member, or a phrase the library writes) and what the
 // CLI writes instead. A phrase comes before the name it holds: the first
 // match at a position wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 41> kFlags{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 42> kFlags{{
     // derive and sweep (solver_options.cpp)
     {"LoopRecipe::span", "--span"},
     {"LoopRecipe::loops", "--loops"},
@@ -56,6 +56,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 41> kFlags{{
     {"FitOptions::bootstrap", "--bootstrap"},
     {"FitOptions::huber_delta", "--delta"},
     {"FitOptions::threads", "--threads"},
+    // export
+    {"export_hf::family", "--family"},
 }};
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }

@@ -64,10 +64,13 @@ void read_qwen_moe(JsonObject& o, ModelConfig& c) {
   }
   c.moe.every = step;
   c.moe.phase = step - 1;
-  if (dense_only.empty()) return;
-  for (i64 i = 0; sane_depth(c) && i < c.num_layers; ++i)
-    if ((i + 1) % step == 0 && std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end())
-      c.moe.layers.push_back(i + 1);
+  if (dense_only.empty() || !sane_depth(c)) return;
+  // A lookup per layer, not a search of the list: 65536 layers with 32768 dense ones stay one pass.
+  std::vector<bool> dense(static_cast<std::size_t>(c.num_layers), false);
+  for (const i64 i : dense_only)
+    if (i >= 0 && i < c.num_layers) dense[static_cast<std::size_t>(i)] = true;
+  for (i64 i = 0; i < c.num_layers; ++i)
+    if ((i + 1) % step == 0 && !dense[static_cast<std::size_t>(i)]) c.moe.layers.push_back(i + 1);
   if (c.moe.layers.empty()) c.moe = MoeConfig{};  // every layer dense
 }
 
@@ -400,6 +403,7 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
     set_pattern(root, c, family->read(root, c));
   }
   drop_unused_moe(c);
+  read_hf_loop(root, c);
   if (!violations.empty()) throw config_error(std::move(violations));
   return c;
 }

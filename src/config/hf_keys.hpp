@@ -52,4 +52,7 @@ void read_common(JsonObject& o, ModelConfig& c);
 // attention_bias: one switch for the q, k, v and o projections (Llama, Qwen3, OLMoE, gpt-oss, Llama 4).
 void read_attention_bias(JsonObject& o, ModelConfig& c, bool fallback);
 
+// The "loop" block of smelt's Hugging Face export (config/hf_loop.cpp); absent means no loop.
+void read_hf_loop(JsonObject& root, ModelConfig& c);
+
 }  // namespace smelt::detail

@@ -1,0 +1,76 @@
+// smelt-match export CONFIG --to hf|megatron [--family F] [--out FILE]: the
+// config as a training framework reads it (docs/export.md).
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "smelt/error.hpp"
+#include "smelt/export.hpp"
+#include "smelt/io.hpp"
+#include "util/violations.hpp"
+
+namespace smelt::cli {
+namespace {
+
+struct ExportArgs {
+  std::string config;
+  std::string to;
+  std::string family;
+  std::string out;
+};
+
+// The config and the family its file names, from one read (standard input
+// cannot be read twice), with read_config's context on every error.
+std::pair<ModelConfig, std::string> read_with_family(const std::string& path) {
+  const std::string source = source_name(path);
+  const std::string where = fmt::format("while reading config '{}'", source);
+  try {
+    const std::string text = read_text_file(path);
+    ModelConfig config = parse_config(text, source);
+    return {std::move(config), hf_family_of(text, source)};
+  } catch (const config_error& e) {
+    detail::throw_within(where, e.violations());
+  } catch (const io_error& e) {
+    throw io_error(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
+int run_export(const ExportArgs& args) {
+  if (args.to == "megatron" && !args.family.empty())
+    throw config_error(Violation("export_hf::family", fmt::format("\"{}\"", args.family),
+                                 "applies to a Hugging Face export only (--to hf)"));
+  const auto [config, source_family] = read_with_family(args.config);
+  const std::string text = args.to == "hf" ? export_hf(config, args.family.empty() ? source_family : args.family)
+                                           : export_megatron(config).text();
+  if (args.out.empty()) {
+    std::cout << text;
+  } else {
+    write_text_file(args.out, text);
+    std::cerr << fmt::format("smelt-match: wrote '{}' as {} to {}\n", config.name,
+                             args.to == "hf" ? "a Hugging Face config.json" : "Megatron-LM arguments", args.out);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Run add_export(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  auto* sub = app.add_subcommand("export",
+                                 "Write a config as a training framework reads it: a Hugging Face "
+                                 "config.json (with a loop block) or Megatron-LM arguments");
+  sub->add_option("CONFIG", args->config, "Model config: smelt native JSON or Hugging Face config.json")->required();
+  sub->add_option("--to", args->to, "Target: hf (config.json) or megatron (pretrain_gpt.py arguments)")
+      ->required()
+      ->check(CLI::IsMember({"hf", "megatron"}));
+  sub->add_option("--family", args->family,
+                  "Hugging Face model_type to write (--to hf); default: the config's own for a config.json, "
+                  "else the first family that expresses it (docs/export.md)");
+  sub->add_option("--out", args->out, "Write to FILE (atomically) instead of standard output");
+  return [args] { return run_export(*args); };
+}
+
+}  // namespace smelt::cli

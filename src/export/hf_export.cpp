@@ -1,0 +1,173 @@
+// export_hf: a family's config.json (export/hf_families.cpp writes it), then
+// the proof that nothing was lost: the file is read back with the import and
+// every field that differs is a violation. That check, not a list of rules
+// per family, is what keeps a feature from being dropped silently: a field a
+// writer cannot hold (MLA in Mixtral, per-head q/k norms in a family without
+// them) reads back differently and is named with the value it would become.
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "config/hf_import.hpp"
+#include "config/native_json.hpp"
+#include "export/hf_families.hpp"
+#include "export/moe_layers.hpp"
+#include "smelt/error.hpp"
+#include "smelt/export.hpp"
+#include "smelt/io.hpp"
+#include "util/excerpt.hpp"
+#include "util/json_reader.hpp"
+
+namespace smelt {
+namespace {
+
+using detail::HfFamily;
+using detail::HfJson;
+using Json = nlohmann::ordered_json;
+
+constexpr std::array<std::string_view, 13> kDefaultOrder{
+    "mixtral",     "qwen3_moe", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt_oss", "olmoe",
+    "llama4_text", "dbrx",      "llama",     "qwen3",       "qwen2",       "mistral"};
+
+const HfFamily& find_family(std::string_view family) {
+  const auto& all = detail::hf_families();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const HfFamily& f) { return f.model_type == family; });
+  if (it == all.end())
+    throw config_error(Violation("export_hf::family", fmt::format("\"{}\"", detail::excerpt(family)),
+                                 fmt::format("must be one of {}", fmt::join(hf_export_families(), ", "))));
+  return *it;
+}
+
+HfJson write(const ModelConfig& c, const HfFamily& f) {
+  HfJson j;
+  j["architectures"] = {f.architecture};
+  j["model_type"] = f.model_type;
+  if (!c.name.empty()) j["_name_or_path"] = c.name;
+  f.write(c, j);
+  if (c.loop.first > 0)
+    j["loop"] = {{"first_layer", c.loop.first},
+                 {"last_layer", c.loop.last},
+                 {"count", c.loop.count},
+                 {"residual_scale", c.loop.residual_scale}};
+  return j;
+}
+
+// Native JSON without the name, with the attention pattern and the MoE layers
+// spelled out layer by layer: two configs that build the same layers compare
+// equal however their rules are written ({sliding, full} or 36 entries).
+Json semantic(const ModelConfig& c) {
+  Json j = detail::config_json(c);
+  j.erase("schema_version");
+  j.erase("name");
+  Json kinds = Json::array();
+  for (std::int64_t i = 0; i < c.num_layers; ++i) kinds.push_back(to_string(c.attention_at(i)));
+  j["attention"]["pattern"] = std::move(kinds);
+  if (j.contains("moe")) {
+    Json layers = Json::array();
+    const std::vector<bool> moe = detail::moe_layer_flags(c);
+    for (std::size_t i = 0; i < moe.size(); ++i)
+      if (moe[i]) layers.push_back(i + 1);
+    j["moe"]["layers"] = std::move(layers);
+  }
+  return j;
+}
+
+// Every field of `want` that `got` lacks or holds differently. A changed
+// attention type explains every other attention field, so it stands alone.
+void differences(const Json& want, const Json& got, const Json& shown, const Json& back, const std::string& path,
+                 std::string_view family, std::vector<Violation>& out) {
+  for (const auto& [key, value] : want.items()) {
+    const std::string field = path.empty() ? key : path + "." + key;
+    const Json& value_shown = shown.contains(key) ? shown[key] : value;
+    if (!got.contains(key)) {
+      out.emplace_back(field, detail::json_excerpt(nlohmann::json::parse(value_shown.dump())),
+                       fmt::format("the Hugging Face {} schema cannot express it (it reads back without it)", family));
+      continue;
+    }
+    if (value == got[key]) continue;
+    if (value.is_object() && got[key].is_object()) {
+      if (key == "attention" && value["type"] != got[key]["type"]) {
+        differences(Json{{"type", value["type"]}}, got[key], value_shown, back[key], field, family, out);
+        continue;
+      }
+      differences(value, got[key], value_shown, back.contains(key) ? back[key] : got[key], field, family, out);
+      continue;
+    }
+    const Json& back_shown = back.contains(key) ? back[key] : got[key];
+    out.emplace_back(field, detail::json_excerpt(nlohmann::json::parse(value_shown.dump())),
+                     fmt::format("the Hugging Face {} schema cannot express it (it reads back as {})", family,
+                                 detail::json_excerpt(nlohmann::json::parse(back_shown.dump()))));
+  }
+}
+
+// The fields of `c` that the family's config.json `j` does not carry.
+std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, std::string_view family) {
+  ModelConfig back;
+  try {
+    back = detail::import_hf(nlohmann::json::parse(j.dump()), "<export>");
+  } catch (const config_error& e) {
+    // A writer wrote what its own reader refuses: the schema cannot hold the config.
+    std::vector<Violation> out;
+    for (const auto& v : e.violations())
+      out.emplace_back(v.field, v.value,
+                       fmt::format("{} (the Hugging Face {} schema cannot express this config)", v.rule, family));
+    return out;
+  }
+  std::vector<Violation> out;
+  const Json shown = detail::config_json(c);
+  const Json back_shown = detail::config_json(back);
+  differences(semantic(c), semantic(back), shown, back_shown, "", family, out);
+  return out;
+}
+
+// JSON text must be UTF-8; a name set through the API need not be (every reader checks its input).
+void require_utf8_name(const ModelConfig& c) {
+  try {
+    (void)Json(c.name).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw config_error(Violation("name", "", "must be UTF-8 text"));  // its bytes are not echoed: they are not text
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> hf_export_families() {
+  std::vector<std::string> out;
+  for (const auto& f : detail::hf_families()) out.emplace_back(f.model_type);
+  return out;
+}
+
+std::string hf_family_of(std::string_view config_text, std::string_view source) {
+  if (detect_format(config_text, source) == ConfigFormat::native) return {};
+  const nlohmann::json json = detail::parse_json_text(config_text, source);
+  const auto& type = json.at("model_type");
+  return type.is_string() ? type.get<std::string>() : std::string{};  // parse_hf_config names a bad one
+}
+
+std::string default_hf_family(const ModelConfig& config) {
+  validate(config);
+  require_utf8_name(config);
+  std::vector<Violation> reasons{
+      Violation("no Hugging Face family expresses this config; the first field each family cannot express:")};
+  for (const auto family : kDefaultOrder) {
+    const HfFamily& f = find_family(family);
+    const auto lost = lost_fields(config, write(config, f), family);
+    if (lost.empty()) return std::string(family);
+    reasons.emplace_back(fmt::format("  {}: {}", family, lost[0].text()));
+  }
+  throw config_error(std::move(reasons));
+}
+
+std::string export_hf(const ModelConfig& config, std::string_view family) {
+  validate(config);
+  require_utf8_name(config);
+  const std::string chosen = family.empty() ? default_hf_family(config) : std::string(family);
+  const HfFamily& f = find_family(chosen);
+  const HfJson j = write(config, f);
+  if (auto lost = lost_fields(config, j, f.model_type); !lost.empty()) throw config_error(std::move(lost));
+  return j.dump(2) + "\n";
+}
+
+}  // namespace smelt

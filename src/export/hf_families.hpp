@@ -1,0 +1,28 @@
+// One writer per Hugging Face family: the inverse of that family's reader in
+// config/hf_import.cpp, writing the keys its transformers config class names.
+// A writer writes what the schema can hold; export/hf_export.cpp reads the
+// result back and reports every field that did not survive.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "smelt/config.hpp"
+
+namespace smelt::detail {
+
+using HfJson = nlohmann::ordered_json;
+using HfWriter = void (*)(const ModelConfig&, HfJson&);
+
+struct HfFamily {
+  std::string_view model_type;
+  std::string_view architecture;  // transformers' causal-LM class, for "architectures"
+  HfWriter write;
+};
+
+// Every family the import reads, sorted by model_type.
+const std::vector<HfFamily>& hf_families();
+
+}  // namespace smelt::detail

@@ -1,0 +1,197 @@
+// Megatron-LM export: the exact arguments for one example, Megatron's own FLOP
+// formula (megatron_reference.hpp, an independent transliteration) evaluated
+// on the exported arguments against --convention megatron, and every refusal.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "megatron_reference.hpp"
+#include "smelt/config.hpp"
+#include "smelt/convention.hpp"
+#include "smelt/error.hpp"
+#include "smelt/export.hpp"
+#include "smelt/io.hpp"
+
+namespace {
+
+using smelt::ModelConfig;
+using smelt::test::megatron::i64;
+using smelt::test::megatron::MegatronArgs;
+
+ModelConfig example(const std::string& path) { return smelt::read_config(std::string(SMELT_SOURCE_DIR) + "/" + path); }
+
+// "[0,1,1]" or "3" as Megatron's moe_freq_type reads it.
+std::variant<i64, std::vector<i64>> freq(const std::string& text) {
+  if (text.front() != '[') return std::stoll(text);
+  std::vector<i64> out;
+  std::stringstream in(text.substr(1, text.size() - 2));
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+// Reads the exported argument list back into transformer_flops()'s args, as
+// Megatron's argparse would (defaults where an argument is absent).
+MegatronArgs parse(const smelt::MegatronArguments& exported, i64 vocab) {
+  MegatronArgs a;
+  a.padded_vocab_size = vocab;  // from the tokenizer: a comment line, not an argument
+  for (const auto& argument : exported.arguments) {
+    const std::string& flag = argument.first;
+    const std::string& value = argument.second;  // a plain reference: clang 14 cannot capture a structured binding
+    const auto n = [&] { return std::stoll(value); };
+    if (flag == "--num-layers")
+      a.num_layers = n();
+    else if (flag == "--hidden-size")
+      a.hidden_size = n();
+    else if (flag == "--num-attention-heads")
+      a.num_attention_heads = n();
+    else if (flag == "--group-query-attention")
+      a.group_query_attention = true;
+    else if (flag == "--num-query-groups")
+      a.num_query_groups = n();
+    else if (flag == "--kv-channels")
+      a.kv_channels = n();
+    else if (flag == "--seq-length")
+      a.seq_length = n();
+    else if (flag == "--ffn-hidden-size")
+      a.ffn_hidden_size = n();
+    else if (flag == "--swiglu")
+      a.swiglu = true;
+    else if (flag == "--num-experts")
+      a.num_experts = n();
+    else if (flag == "--moe-layer-freq")
+      a.moe_layer_freq = freq(value);
+    else if (flag == "--moe-router-topk")
+      a.moe_router_topk = n();
+    else if (flag == "--moe-ffn-hidden-size")
+      a.moe_ffn_hidden_size = n();
+    else if (flag == "--moe-shared-expert-intermediate-size")
+      a.moe_shared_expert_intermediate_size = n();
+    else if (flag == "--mtp-num-layers")
+      a.mtp_num_layers = n();
+    else if (flag == "--multi-latent-attention")
+      a.multi_latent_attention = true;
+    else if (flag == "--q-lora-rank")
+      a.q_lora_rank = n();
+    else if (flag == "--kv-lora-rank")
+      a.kv_lora_rank = n();
+    else if (flag == "--qk-head-dim")
+      a.qk_head_dim = n();
+    else if (flag == "--qk-pos-emb-head-dim")
+      a.qk_pos_emb_head_dim = n();
+    else if (flag == "--v-head-dim")
+      a.v_head_dim = n();
+  }
+  return a;
+}
+
+double per_token(const MegatronArgs& a) {
+  constexpr double batch = 4;
+  return smelt::test::megatron::transformer_flops(a, batch) / (batch * static_cast<double>(a.seq_length));
+}
+
+}  // namespace
+
+TEST_CASE("Megatron export of smelt-baseline-54b is the argument list checked by hand", "[export]") {
+  // 30 layers of H 2304; 24 query heads in 6 groups of head_dim 96 (not 2304 / 24 = 96 by chance: written
+  // anyway); 336 experts of width 768, top 8, every layer MoE (freq 1); no dense layer, so --ffn-hidden-size
+  // takes the expert width; no biases; context 4096; untied head.
+  const auto out = smelt::export_megatron(example("examples/smelt-baseline-54b.json"));
+  CHECK(out.text() ==
+        "# Megatron-LM arguments for 'smelt-baseline-54b' (the physical model: 30 stored layers)\n"
+        "# vocabulary: 50304 (from the tokenizer; Megatron-LM pads it to --make-vocab-size-divisible-by)\n"
+        "# no layer is a dense FFN: --ffn-hidden-size (unused) is the expert width\n"
+        "--num-layers 30\n--hidden-size 2304\n--num-attention-heads 24\n--group-query-attention\n"
+        "--num-query-groups 6\n--kv-channels 96\n--ffn-hidden-size 768\n--swiglu\n--normalization RMSNorm\n"
+        "--disable-bias-linear\n--num-experts 336\n--moe-ffn-hidden-size 768\n--moe-router-topk 8\n"
+        "--moe-layer-freq 1\n--moe-router-score-function softmax\n--seq-length 4096\n"
+        "--max-position-embeddings 4096\n--untie-embeddings-and-output-weights\n");
+}
+
+TEST_CASE("Megatron export always writes --kv-channels, the head size Megatron would take as hidden / heads",
+          "[export]") {
+  // Qwen3-30B-A3B: H 2048, 32 heads, head_dim 128; Megatron's default would be 2048 / 32 = 64.
+  const auto out = smelt::export_megatron(example("examples/hf/qwen3-30b-a3b.json"));
+  const auto has = [&](const std::string& flag, const std::string& value) {
+    return std::find(out.arguments.begin(), out.arguments.end(), std::pair{flag, value}) != out.arguments.end();
+  };
+  CHECK(has("--kv-channels", "128"));
+  CHECK(has("--moe-ffn-hidden-size", "768"));
+  CHECK(has("--qk-layernorm", ""));
+  CHECK(has("--num-query-groups", "4"));
+}
+
+TEST_CASE("Megatron's FLOP formula on the exported arguments gives --convention megatron", "[export]") {
+  for (const char* path :
+       {"examples/smelt-baseline-54b.json", "examples/deepseek-v3-mla.json", "examples/mixtral-8x7b.json",
+        "examples/hf/deepseek-v3.json", "examples/hf/deepseek-v2-lite.json", "examples/hf/qwen3-30b-a3b.json",
+        "examples/hf/qwen1.5-moe-a2.7b.json", "examples/hf/gpt-oss-20b.json", "examples/hf/llama-3.1-8b.json",
+        "examples/hf/dbrx.json", "examples/paper/paper-1p6b-e64-kv9x64.json"}) {
+    INFO(path);
+    const ModelConfig c = example(path);
+    const MegatronArgs a = parse(smelt::export_megatron(c), c.vocab_size);
+    CHECK(per_token(a) == Approx(smelt::megatron_flops(c).training()).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("A looped config exports its stored layers and the comment that says how to loop them", "[export]") {
+  const ModelConfig c = example("examples/smelt-looped-12l.json");  // 12 layers, 4-9 twice, scale 0.5
+  const auto out = smelt::export_megatron(c);
+  REQUIRE(out.comments.size() == 4);
+  CHECK(out.comments[1] ==
+        "Megatron-LM has no shared-weight layer loop: these arguments train the 12 layers once each. Run layers "
+        "4-9 (1-based) 2 times with the same weights, scaling their residual updates by 0.5, in your own change to "
+        "the model");
+  MegatronArgs a = parse(out, c.vocab_size);
+  CHECK(a.num_layers == 12);
+  // Unrolled as the comment says (6 more layer visits, all MoE), Megatron's formula gives smelt's number,
+  // which counts every visit.
+  a.num_layers = 12 + 6;
+  CHECK(per_token(a) == Approx(smelt::megatron_flops(c).training()).epsilon(1e-12));
+}
+
+TEST_CASE("Megatron export writes per-layer patterns as lists and sliding windows with their skip frequency",
+          "[export]") {
+  ModelConfig c = example("examples/tiny-moe.json");  // 4 layers, the first dense
+  c.loop = {};
+  c.attention.pattern = {smelt::LayerAttention::sliding, smelt::LayerAttention::full};
+  c.attention.window = 4;
+  const auto out = smelt::export_megatron(c);
+  const auto value = [&](const std::string& flag) {
+    for (const auto& [f, v] : out.arguments)
+      if (f == flag) return v;
+    return std::string("(absent)");
+  };
+  CHECK(value("--moe-layer-freq") == "[0,1,1,1]");
+  CHECK(value("--ffn-hidden-size") == "128");
+  CHECK(value("--moe-shared-expert-intermediate-size") == "32");  // 1 shared expert of width 32
+  CHECK(value("--window-size") == "4,0");
+  CHECK(value("--window-attn-skip-freq") == "2");  // layer_number % 2 == 0 is full: sliding, full, ...
+  c.attention.pattern = {smelt::LayerAttention::full, smelt::LayerAttention::sliding, smelt::LayerAttention::sliding,
+                         smelt::LayerAttention::sliding};
+  CHECK(smelt::export_megatron(c).arguments.size() == out.arguments.size());
+  for (const auto& [f, v] : smelt::export_megatron(c).arguments)
+    if (f == "--window-attn-skip-freq") CHECK(v == "[0,1,1,1]");
+}
+
+TEST_CASE("Megatron export names what Megatron-LM cannot express", "[export]") {
+  const auto message = [](const ModelConfig& c) {
+    try {
+      smelt::export_megatron(c);
+    } catch (const smelt::config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(message(example("examples/hf/olmoe-1b-7b-0924.json")) ==
+        "attention.qk_norm = \"full\": Megatron-LM cannot express it (--qk-layernorm normalises each head, "
+        "\"per_head\"; none spans all heads)");
+  CHECK(message(example("examples/hf/llama4-scout.json")) ==
+        "attention.pattern = [\"chunked\", \"chunked\", \"chunked\", \"full\"]: Megatron-LM cannot express chunked "
+        "attention (it has sliding windows only)");
+  ModelConfig c = example("examples/smelt-baseline-54b.json");
+  c.attention.out_bias = true;
+  CHECK(message(c) ==
+        "attention.out_bias, ffn.bias = true, false: Megatron-LM cannot express them apart (--disable-bias-linear "
+        "switches the output projection's and the FFN's biases together, and with them q, k and v's)");
+}
