@@ -183,6 +183,36 @@ def fit(
     return Laws(json.loads(text))
 
 
+LawsLike = Union[str, "os.PathLike[str]", Laws]
+
+
+def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[float], sparsity: float = 0.0) -> FrontierReport:
+    """Each law's compute-optimal allocation at each training budget, and the gain over the first law.
+
+    ``laws``: law files (paths, as ``smelt-match fit --out`` writes them) or
+    ``smelt.fit`` results, or a list of them; the first law is the reference.
+    ``budgets``: training compute in FLOPs. ``sparsity``: S in [0, 1) for smelt-form
+    laws. Returns ``smelt-match frontier --json``: per budget and law the size (N*
+    parameters or F* FLOPs per token), tokens, loss and the compute-equivalent
+    gain 1 - C / C_ref (a fraction) with its bootstrap interval.
+    """
+    items = [laws] if isinstance(laws, (str, os.PathLike, Laws)) else list(laws)
+    inputs, is_path, sources = [], [], []
+    for i, law in enumerate(items):
+        if isinstance(law, Laws):
+            inputs.append(json.dumps(law.to_dict()))
+            is_path.append(False)
+            sources.append("laws" if len(items) == 1 else f"laws{i}")
+        elif isinstance(law, (str, os.PathLike)):
+            inputs.append(os.fspath(law))
+            is_path.append(True)
+            sources.append("")
+        else:
+            raise ConfigError(f"laws[{i}] = {type(law).__name__}: must be a law file's path or a smelt.fit result")
+    values = [budgets] if isinstance(budgets, (int, float)) else list(budgets)
+    return FrontierReport(json.loads(_core.frontier(inputs, is_path, sources, [float(b) for b in values], float(sparsity))))
+
+
 def supported_hf_model_types() -> list[str]:
     """The Hugging Face ``model_type`` values ``read_config`` understands, sorted."""
     return _core.supported_hf_model_types()

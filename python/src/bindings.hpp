@@ -31,7 +31,8 @@ std::string sweep(const std::string& baseline, const std::string& kwargs);
 // Scaling laws (scaling.cpp): runs as a file path or as JSON text (an array
 // of objects), laws as law-file JSON.
 std::string fit(const std::string& runs, bool runs_is_path, const std::string& source, const std::string& kwargs);
-std::string frontier(const std::vector<std::string>& law_files, const std::vector<std::string>& names,
-                     const std::string& kwargs);
+// inputs[i]: a law file's path (is_path[i]) or its JSON text, named sources[i].
+std::string frontier(const std::vector<std::string>& inputs, const std::vector<bool>& is_path,
+                     const std::vector<std::string>& sources, const std::vector<double>& budgets, double sparsity);
 
 }  // namespace smelt::python

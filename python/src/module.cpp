@@ -24,6 +24,8 @@ NB_MODULE(_core, m) {
   m.def("sweep", &smelt::python::sweep, "baseline"_a, "kwargs"_a, "The sweep report (JSON) of a native Baseline.");
   m.def("fit", &smelt::python::fit, "runs"_a, "runs_is_path"_a, "source"_a, "kwargs"_a,
         "The law file (JSON) fitted to runs: a path, or JSON rows.");
+  m.def("frontier", &smelt::python::frontier, "inputs"_a, "is_path"_a, "sources"_a, "budgets"_a, "sparsity"_a,
+        "The frontier report (JSON) of law files (paths or JSON texts).");
   m.def("supported_hf_model_types", &smelt::supported_hf_model_types,
         "The Hugging Face model_type values the import understands.");
 }

@@ -222,7 +222,10 @@ void Keywords::finish() {
   const std::vector<std::string> known(known_.begin(), known_.end());
   for (const auto& [key, value] : kw_.items()) {
     if (known_.count(key) > 0) continue;
-    const std::string hint = detail::nearest(key, known);
+    // The nearest name, or one this key begins ("tolerance" for tolerance_pct).
+    std::string hint = detail::nearest(key, known);
+    for (const std::string& k : known)
+      if (hint.empty() && k.starts_with(key + "_")) hint = k;
     errors_.add(fmt::format("{}() got an unknown keyword argument '{}'{}", function_, detail::excerpt(key),
                             hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
   }

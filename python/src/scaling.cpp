@@ -2,6 +2,7 @@
 // column into one law each, as `smelt-match fit` groups them, written as the
 // law file (laws_to_json); frontiers of law files as `frontier --json`.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -11,6 +12,8 @@
 #include "options.hpp"
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
 #include "util/excerpt.hpp"
@@ -61,6 +64,44 @@ std::string fit(const std::string& runs_input, bool runs_is_path, const std::str
   errors.throw_if_any();
   if (!infeasible.empty()) throw infeasible_error(fmt::format("{}", fmt::join(infeasible, "\n")));
   return laws_to_json(laws);
+}
+
+}  // namespace smelt::python
+
+namespace smelt::python {
+
+std::string frontier(const std::vector<std::string>& inputs, const std::vector<bool>& is_path,
+                     const std::vector<std::string>& sources, const std::vector<double>& budgets, double sparsity) {
+  // The CLI's checks, named as the keywords are.
+  detail::Violations errors;
+  if (budgets.empty()) errors.add("budgets", "[]", "must hold at least one training compute in FLOPs");
+  for (const double b : budgets)
+    if (!(b > 0 && std::isfinite(b)))
+      errors.add("budgets", fmt::format("{:g}", b), "must be a positive number of FLOPs");
+  if (!(sparsity >= 0 && sparsity < 1)) errors.add("sparsity", fmt::format("{:g}", sparsity), "must be in [0, 1)");
+  if (inputs.empty()) errors.add("laws", "[]", "must hold at least one law");
+  struct Named {
+    Law law;
+    std::string unlabelled;
+    std::string file;
+  };
+  std::vector<Named> laws;
+  for (std::size_t f = 0; f < inputs.size(); ++f) {
+    try {
+      std::vector<Law> read = is_path[f] ? read_laws(inputs[f]) : detail::parse_law_file(inputs[f], sources[f]);
+      const std::string file = is_path[f] ? source_name(inputs[f]) : sources[f];
+      const std::string stem = std::filesystem::path(file).stem().string();
+      for (std::size_t i = 0; i < read.size(); ++i)
+        laws.push_back({std::move(read[i]), read.size() == 1 ? stem : fmt::format("{}[{}]", stem, i), file});
+    } catch (const config_error& e) {
+      errors.merge(e);
+    }
+  }
+  errors.throw_if_any();
+  std::vector<FrontierLaw> views;
+  for (const Named& n : laws)
+    views.push_back({&n.law, n.law.label.empty() ? std::string_view(n.unlabelled) : n.law.label, n.file});
+  return frontier_report_json(views, budgets, frontier_cells(views, budgets, sparsity), sparsity);
 }
 
 }  // namespace smelt::python

@@ -1,6 +1,9 @@
 """Shared fixtures: the repository's examples and the CLI whose JSON the package must equal.
 
-The CLI is $SMELT_MATCH (scripts/test.sh sets it), else build/dev/cli/smelt-match.
+The CLI is $SMELT_MATCH (scripts/test.sh sets it), else the one built beside the
+extension (build/python, `cmake --build build/python --target smelt-match`), else
+build/dev's. A fit agrees byte for byte only with a CLI of the same build type:
+its optimiser's last bits depend on the compiler's optimisation.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ EXAMPLES = ROOT / "examples"
 
 
 def cli_path() -> pathlib.Path:
-    path = pathlib.Path(os.environ.get("SMELT_MATCH", ROOT / "build" / "dev" / "cli" / "smelt-match"))
+    given = os.environ.get("SMELT_MATCH")
+    candidates = [ROOT / "build" / "python" / "cli" / "smelt-match", ROOT / "build" / "dev" / "cli" / "smelt-match"]
+    path = pathlib.Path(given) if given else next((p for p in candidates if p.exists()), candidates[0])
     if not path.exists():
         pytest.skip(f"smelt-match not built ({path}); set SMELT_MATCH")
     return path
