@@ -147,7 +147,7 @@ def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     return SweepReport(json.loads(_core.sweep(_native(baseline), json.dumps(options))))
 
 
-def _runs_json(rows: Iterable[Mapping[str, Any]], source: str) -> str:
+def _runs_json(rows: Iterable[Any], source: str) -> str:
     try:
         return json.dumps([dict(r) for r in rows], allow_nan=True)
     except (TypeError, ValueError) as e:
@@ -176,7 +176,7 @@ def fit(
     elif hasattr(runs, "to_dict") and hasattr(runs, "columns"):  # a pandas DataFrame
         rows = runs.to_dict(orient="records")
         text = _core.fit(_runs_json(rows, "<DataFrame>"), False, "<DataFrame>", json.dumps(kwargs))
-    elif isinstance(runs, Sequence):
+    elif isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)):
         text = _core.fit(_runs_json(runs, "<runs>"), False, "<runs>", json.dumps(kwargs))
     else:
         raise ConfigError(f"runs = {type(runs).__name__}: must be a path, a list of dicts or a pandas DataFrame")
