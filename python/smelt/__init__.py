@@ -167,7 +167,8 @@ def fit(
     (tokens) or C (training compute, FLOPs), and loss. ``form``: "chinchilla"
     (L = E + A/N^alpha + B/D^beta) or "smelt" (L = E + A (1-S)^b / F^a + K/D^c).
     FitOptions: ``huber_delta``, ``bootstrap`` (resamples), ``seed``, ``threads``,
-    ``max_iterations``. A missing column names the nearest one. Returns the law
+    ``max_iterations``; ``renames={"Model Size": "N"}`` reads a column under
+    another name. A missing column names the nearest one. Returns the law
     file (``smelt-match fit --json``), which ``frontier`` takes.
     """
     kwargs = dict(options, form=form, group_by=group_by)

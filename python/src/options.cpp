@@ -11,7 +11,7 @@
 namespace smelt::python {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 bool is_int64(const json& v) {
   if (!v.is_number_integer()) return false;
@@ -216,6 +216,23 @@ std::string Keywords::text(const char* key, const std::string& fallback) {
   if (v->is_string()) return v->get<std::string>();
   errors_.add(key, shown(*v), "must be a string");
   return fallback;
+}
+
+std::vector<std::pair<std::string, std::string>> Keywords::renames(const char* key) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const json* v = take(key);
+  if (!v) return out;
+  if (!v->is_object()) {
+    errors_.add(key, shown(*v), "must be a dict of column names {\"OLD\": \"NEW\"}");
+    return out;
+  }
+  for (const auto& [from, to] : v->items()) {
+    if (to.is_string())
+      out.emplace_back(from, to.get<std::string>());
+    else
+      errors_.add(fmt::format("{}[\"{}\"]", key, detail::excerpt(from)), shown(to), "must be a column name");
+  }
+  return out;
 }
 
 void Keywords::finish() {

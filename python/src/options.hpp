@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,21 +31,23 @@ class Keywords {
   void read(FitOptions& options);
   // A string keyword outside the structs (fit's form, group_by).
   std::string text(const char* key, const std::string& fallback);
+  // A {"OLD": "NEW"} object of strings (fit's renames), in its order.
+  std::vector<std::pair<std::string, std::string>> renames(const char* key);
 
   // Every keyword no read() took, with the nearest known one; then throws
   // config_error with every violation found, if any.
   void finish();
 
  private:
-  const nlohmann::json* take(const char* key);
-  void type_error(const char* owner, const char* key, const nlohmann::json& v, const char* rule);
+  const nlohmann::ordered_json* take(const char* key);
+  void type_error(const char* owner, const char* key, const nlohmann::ordered_json& v, const char* rule);
   template <class T>
   void integer(const char* owner, const char* key, T& out);
   void number(const char* owner, const char* key, double& out);
   void boolean(const char* owner, const char* key, bool& out);
   void range(const char* key, std::optional<KnobRange>& out);
 
-  nlohmann::json kw_;
+  nlohmann::ordered_json kw_;
   std::string function_;
   std::set<std::string> known_;
   detail::Violations errors_;

@@ -72,3 +72,12 @@ def test_frontier_budgets_must_be_positive() -> None:
         "budgets = 0: must be a positive number of FLOPs",
         "sparsity = 1: must be in [0, 1)",
     ]
+
+
+def test_renames_read_a_column_under_another_name() -> None:
+    renamed = [{("Model Size" if k == "N" else k): v for k, v in r.items()} for r in rows()]
+    laws = smelt.fit(renamed, group_by="arch", renames={"Model Size": "N"})
+    assert laws.to_dict() == smelt.fit(RUNS, group_by="arch").to_dict()
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.fit(renamed, renames={"Size": "N"})
+    assert str(e.value).splitlines()[0] == '<runs>: renames "Size" -> "N": no column "Size"'
