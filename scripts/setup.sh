@@ -45,10 +45,10 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 
 # The Python package (pip install .): its build and test tools from PyPI, in a
-# virtual environment under the ignored build/, made by whichever python3 is on
-# PATH (3.11 or later).
+# virtual environment under the ignored build/ ($SMELT_VENV elsewhere), made by
+# whichever python3 is on PATH (3.11 or later).
 root=$(cd "$(dirname "$0")/.." && pwd)
-venv=$root/build/venv
+venv=${SMELT_VENV:-$root/build/venv}
 py_tools=("nanobind>=2.0" "scikit-build-core>=0.10" pytest matplotlib pandas)
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || fail "python3 is $(python3 --version 2>&1): need 3.11 or later"
 if ! "$venv/bin/python" -c '' 2>/dev/null; then
@@ -63,3 +63,4 @@ if ! "$venv/bin/python" -c 'import nanobind, scikit_build_core, pytest, matplotl
 else
   say "python: ${#py_tools[@]} tools present in $venv"
 fi
+echo "export SMELT_VENV='$venv'"

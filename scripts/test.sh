@@ -24,9 +24,9 @@ ctest --preset dev -j"$jobs"
 # its tests against the CLI built from the same tree (a fit's last bits follow
 # the build type: tests/python/conftest.py).
 echo "== python"
-build/venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
+"$SMELT_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation .
 cmake --build build/python -j"$jobs" --target smelt-match
-SMELT_MATCH="$PWD/build/python/cli/smelt-match" build/venv/bin/python -m pytest -q tests/python
+SMELT_MATCH="$PWD/build/python/cli/smelt-match" "$SMELT_VENV/bin/python" -m pytest -q tests/python
 
 echo "== asan + ubsan build and tests"
 cmake --preset asan >/dev/null
