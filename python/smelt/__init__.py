@@ -14,6 +14,7 @@ mismatches are percent; training compute is FLOPs.
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any, Iterable, Mapping, Sequence, Union
 
@@ -60,6 +61,30 @@ __all__ = [
 ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Config]
 
 
+def _plain(value: Any) -> Any:
+    """json.dumps' fallback: numpy and other integer or real scalars as Python's."""
+    if hasattr(value, "__index__"):
+        return int(value.__index__())
+    if hasattr(value, "__float__"):
+        return float(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"{type(value).__name__} is not a number, string, list or bool")
+
+
+def _keywords(function: str, kwargs: Mapping[str, Any]) -> str:
+    """Keyword arguments as the JSON object smelt._core reads; a value JSON cannot hold names its keyword."""
+    for key, value in kwargs.items():
+        try:
+            json.dumps(value, default=_plain, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as e:
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else shown[:60] + "..."
+            rule = "must be finite" if isinstance(e, ValueError) else "must be a number, string, list or bool"
+            raise ConfigError(f"{function}(): {key} = {shown}: {rule}", [(key, shown, rule)]) from None
+    return json.dumps(kwargs, default=_plain)
+
+
 def read_config(config: ConfigLike, source: str = "<dict>") -> Config:
     """Reads a model config: a path to a file, or a dict.
 
@@ -78,8 +103,8 @@ def read_config(config: ConfigLike, source: str = "<dict>") -> Config:
         return Config(_core.read_config(os.fspath(config)))
     if isinstance(config, Mapping):
         try:
-            text = json.dumps(config, allow_nan=False)
-        except (TypeError, ValueError) as e:
+            text = json.dumps(config, allow_nan=False, default=_plain)
+        except (TypeError, ValueError, RecursionError) as e:
             raise ConfigError(f"{source}: not a JSON object: {e}") from None
         return Config(_core.parse_config(text, source))
     raise ConfigError(f"config = {type(config).__name__}: must be a path, a dict or a smelt.Config")
@@ -132,7 +157,7 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
     raised; messages and relaxations name the library's fields (the keywords),
     where the CLI names its flags. A bad keyword or value raises ConfigError.
     """
-    return MatchResult(json.loads(_core.derive(_native(baseline), json.dumps(space_and_recipe))))
+    return MatchResult(json.loads(_core.derive(_native(baseline), _keywords("derive", space_and_recipe))))
 
 
 def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
@@ -144,14 +169,21 @@ def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
     config, knobs and signed mismatches in percent.
     """
-    return SweepReport(json.loads(_core.sweep(_native(baseline), json.dumps(options))))
+    return SweepReport(json.loads(_core.sweep(_native(baseline), _keywords("sweep", options))))
 
 
 def _runs_json(rows: Iterable[Any], source: str) -> str:
-    try:
-        return json.dumps([dict(r) for r in rows], allow_nan=True)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{source}: runs must be rows of numbers and labels: {e}") from None
+    out = []
+    for i, row in enumerate(rows):
+        clean = {}
+        for k, v in dict(row).items():
+            v = _plain(v) if not isinstance(v, (str, int, float, type(None))) else v
+            if isinstance(v, float) and math.isinf(v):  # JSON holds no infinity: the reader's words for it
+                raise ConfigError(f"{source}: row {i + 1}: {k} = {v}: must be a finite number")
+            # A missing value (pandas' NaN) as JSON's null, which the reader names by row and column.
+            clean[k] = None if isinstance(v, float) and math.isnan(v) else v
+        out.append(clean)
+    return json.dumps(out)
 
 
 def fit(
@@ -173,12 +205,12 @@ def fit(
     """
     kwargs = dict(options, form=form, group_by=group_by)
     if isinstance(runs, (str, os.PathLike)):
-        text = _core.fit(os.fspath(runs), True, "", json.dumps(kwargs))
+        text = _core.fit(os.fspath(runs), True, "", _keywords("fit", kwargs))
     elif hasattr(runs, "to_dict") and hasattr(runs, "columns"):  # a pandas DataFrame
         rows = runs.to_dict(orient="records")
-        text = _core.fit(_runs_json(rows, "<DataFrame>"), False, "<DataFrame>", json.dumps(kwargs))
+        text = _core.fit(_runs_json(rows, "<DataFrame>"), False, "<DataFrame>", _keywords("fit", kwargs))
     elif isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)):
-        text = _core.fit(_runs_json(runs, "<runs>"), False, "<runs>", json.dumps(kwargs))
+        text = _core.fit(_runs_json(runs, "<runs>"), False, "<runs>", _keywords("fit", kwargs))
     else:
         raise ConfigError(f"runs = {type(runs).__name__}: must be a path, a list of dicts or a pandas DataFrame")
     return Laws(json.loads(text))

@@ -93,3 +93,35 @@ def test_nothing_is_printed(capfd: pytest.CaptureFixture[str]) -> None:
         smelt.derive(TINY, align_hidden=0)
     smelt.derive(EXAMPLES / "hf" / "qwen3-30b-a3b.json")  # outside the tolerance: the CLI writes to stderr
     assert capfd.readouterr() == ("", "")
+
+
+def test_numpy_scalars_are_numbers_and_unencodable_values_are_named() -> None:
+    np = pytest.importorskip("numpy")
+    base = EXAMPLES / "smelt-baseline-12l.json"
+    r = smelt.derive(base, hidden=(np.int64(512), np.int64(768)), loops=np.int32(2), tolerance_pct=np.float64(2))
+    assert r.recipe.tolerance_pct == 2.0 and 512 <= r.best.knobs.hidden_size <= 768
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.derive(base, tolerance_pct=float("nan"))
+    assert str(e.value) == "derive(): tolerance_pct = nan: must be finite"
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.derive(base, hidden={1, 2})
+    assert str(e.value) == "derive(): hidden = {1, 2}: must be a number, string, list or bool"
+
+
+def test_a_hostile_dict_is_refused_not_crashed() -> None:
+    deep: dict = {}
+    node = deep
+    for _ in range(100000):  # 100k levels: Python's encoder stops first
+        node["a"] = {}
+        node = node["a"]
+    with pytest.raises(smelt.ConfigError, match=r"^<dict>: not a JSON object: maximum recursion depth"):
+        smelt.read_config(deep)
+    shallow: dict = {}
+    node = shallow
+    for _ in range(300):  # 300 levels reach the C++ reader, which bounds nesting at 64
+        node["a"] = {}
+        node = node["a"]
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.read_config(shallow)
+    # Column 385: the 65th '{' of '{"a": {"a": ...' (6 characters a level, 1-based).
+    assert str(e.value) == "<dict>:1:385: JSON nested deeper than 64 levels (the limit on input)"

@@ -81,3 +81,16 @@ def test_renames_read_a_column_under_another_name() -> None:
     with pytest.raises(smelt.ConfigError) as e:
         smelt.fit(renamed, renames={"Size": "N"})
     assert str(e.value).splitlines()[0] == '<runs>: renames "Size" -> "N": no column "Size"'
+
+
+def test_missing_and_infinite_values_are_named_by_row_and_column() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.read_csv(RUNS)
+    frame.loc[3, "loss"] = float("nan")  # row 4: pandas' missing value
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.fit(frame)
+    assert str(e.value) == "<DataFrame>: row 4: loss: missing value"
+    frame.loc[3, "loss"] = float("inf")
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.fit(frame)
+    assert str(e.value) == "<DataFrame>: row 4: loss = inf: must be a finite number"
