@@ -17,16 +17,24 @@ namespace {
 // Held for the life of the interpreter (a module's exception types are).
 nb::object* g_errors = nullptr;
 
+// A message as Python text. Messages quote the input's bytes (cut, never
+// re-encoded), which need not be UTF-8: those show as U+FFFD instead of
+// turning the error into a UnicodeDecodeError.
+nb::str text(const std::string& s) {
+  return nb::steal<nb::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+
 void raise(const char* kind, const std::exception& e) {
   nb::object type = g_errors->attr(kind);
-  PyErr_SetString(type.ptr(), e.what());
+  PyErr_SetObject(type.ptr(), text(e.what()).ptr());
 }
 
 void raise_config(const char* kind, const config_error& e) {
   nb::object type = g_errors->attr(kind);
   nb::list violations;
-  for (const Violation& v : e.violations()) violations.append(nb::make_tuple(v.field, v.value, v.rule));
-  nb::object exc = type(nb::str(e.what()));
+  for (const Violation& v : e.violations())
+    violations.append(nb::make_tuple(text(v.field), text(v.value), text(v.rule)));
+  nb::object exc = type(text(e.what()));
   exc.attr("violations") = violations;
   PyErr_SetObject(type.ptr(), exc.ptr());
 }

@@ -125,3 +125,13 @@ def test_a_hostile_dict_is_refused_not_crashed() -> None:
         smelt.read_config(shallow)
     # Column 385: the 65th '{' of '{"a": {"a": ...' (6 characters a level, 1-based).
     assert str(e.value) == "<dict>:1:385: JSON nested deeper than 64 levels (the limit on input)"
+
+
+def test_a_message_echoing_bytes_that_are_not_utf8_is_still_a_config_error(tmp_path: pathlib.Path) -> None:
+    # The C++ message quotes the file's bytes; Python shows the undecodable ones as U+FFFD.
+    path = tmp_path / "bad-utf8.json"
+    path.write_bytes(b'{"schema_version": 1, "name": "a\xff\xfeb"}')
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.read_config(path)
+    assert str(e.value).endswith("invalid string: ill-formed UTF-8 byte; last read: '\"a\ufffd'")
+    assert e.value.violations[-1][2].endswith("last read: '\"a\ufffd'")
