@@ -94,3 +94,13 @@ def test_missing_and_infinite_values_are_named_by_row_and_column() -> None:
     with pytest.raises(smelt.ConfigError) as e:
         smelt.fit(frame)
     assert str(e.value) == "<DataFrame>: row 4: loss = inf: must be a finite number"
+
+
+def test_a_label_that_is_not_utf8_is_refused_by_row(tmp_path: pathlib.Path) -> None:
+    # Before: the law file's JSON writer threw (RuntimeError here, the CLI's exit 1).
+    text = pathlib.Path(RUNS).read_bytes().replace(b",dense\n", b",d\xffx\n", 1)
+    path = tmp_path / "runs.csv"
+    path.write_bytes(text)
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.fit(path, group_by="arch")
+    assert str(e.value) == f"{path}: row 1: arch: not UTF-8 text (labels are written to JSON law files)"
