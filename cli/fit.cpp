@@ -34,9 +34,6 @@ struct FitArgs {
   std::string out;
 };
 
-// A label quoted in a message or the table, cut: a runs file's label can be megabytes long.
-std::string shown(const std::string& label) { return fmt::format("'{}'", shown_name(label)); }
-
 std::string formula(LawForm form) {
   return form == LawForm::chinchilla ? "L(N, D) = E + A / N^alpha + B / D^beta"
                                      : "L(F, S, D) = E + A (1 - S)^b / F^a + K / D^c";
@@ -104,41 +101,12 @@ int run_fit(const FitArgs& args) {
     renames.emplace_back(r.substr(0, eq), r.substr(eq + 1));
   }
   std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by, renames);
-  // Groups in order of first appearance; each label is held once, by its group.
-  std::vector<std::string> labels;
-  std::vector<std::vector<smelt::Run>> groups;
-  for (smelt::Run& r : runs) {
-    const auto g = static_cast<std::size_t>(std::find(labels.begin(), labels.end(), r.label) - labels.begin());
-    if (g == labels.size()) {
-      labels.push_back(std::move(r.label));
-      groups.emplace_back();
-    }
-    r.label.clear();
-    groups[g].push_back(std::move(r));
-  }
   FitOptions options;
   options.huber_delta = args.delta;
   options.bootstrap = args.bootstrap;
   options.seed = args.seed;
   options.threads = args.threads;
-  std::vector<Law> laws;
-  std::vector<std::string> infeasible;
-  for (std::size_t g = 0; g < labels.size(); ++g) {
-    const std::string& label = labels[g];
-    try {
-      Law law = fit_law(groups[g], form, options);
-      law.label = std::move(labels[g]);  // not needed after: the label is held once
-      laws.push_back(std::move(law));
-    } catch (const config_error& e) {
-      if (label.empty()) throw;
-      for (const auto& v : e.violations()) errors.add(fmt::format("{} {}: {}", args.group_by, shown(label), v.text()));
-    } catch (const infeasible_error& e) {
-      if (label.empty()) throw;
-      infeasible.push_back(fmt::format("{} {}: {}", args.group_by, shown(label), e.what()));
-    }
-  }
-  errors.throw_if_any();
-  if (!infeasible.empty()) throw infeasible_error(fmt::format("{}", fmt::join(infeasible, "\n")));
+  const std::vector<Law> laws = fit_laws(std::move(runs), form, options, args.group_by);
 
   const std::string json = laws_to_json(laws);
   if (!args.out.empty()) write_text_file(args.out, json);

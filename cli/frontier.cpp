@@ -9,7 +9,6 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -17,6 +16,7 @@
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling_frontier.hpp"
+#include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "table.hpp"
 #include "util/violations.hpp"
@@ -38,12 +38,6 @@ struct Named {
   // The label, or the file's stem when the law has none. A label is held once,
   // by its law: a hostile law file's label can be hundreds of megabytes.
   const std::string& name() const { return law.label.empty() ? unlabelled : law.label; }
-};
-
-struct Cell {
-  Allocation allocation;
-  std::optional<double> gain;  // none for the reference
-  std::optional<Interval> interval;
 };
 
 std::vector<double> parse_budgets(const std::vector<std::string>& given, detail::Violations& errors) {
@@ -72,7 +66,7 @@ std::string pct(double fraction) {
   return fmt::format("{:+.2f}%", std::fabs(p) < 0.005 ? 0.0 : p);
 }
 
-std::string gain_text(const Cell& c) {
+std::string gain_text(const FrontierCell& c) {
   if (!c.gain) return "-";
   std::string s = pct(*c.gain);
   if (c.interval) s += fmt::format(" [{}, {}]", pct(c.interval->low), pct(c.interval->high));
@@ -80,7 +74,7 @@ std::string gain_text(const Cell& c) {
 }
 
 std::string table(const std::vector<Named>& laws, const std::vector<double>& budgets,
-                  const std::vector<std::vector<Cell>>& cells, double sparsity) {
+                  const std::vector<std::vector<FrontierCell>>& cells, double sparsity) {
   // Long labels are cut here (--json gives them whole).
   std::string out = fmt::format("reference: {} ({})", shown_name(laws.front().name()), laws.front().file);
   bool smelt_law = false;
@@ -91,7 +85,7 @@ std::string table(const std::vector<Named>& laws, const std::vector<double>& bud
                                               fmt::format("gain over {}", shown_name(laws.front().name()))}};
   for (std::size_t b = 0; b < budgets.size(); ++b)
     for (std::size_t i = 0; i < laws.size(); ++i) {
-      const Cell& c = cells[b][i];
+      const FrontierCell& c = cells[b][i];
       rows.push_back({i == 0 ? fmt::format("{:g}", budgets[b]) : "", shown_name(laws[i].name()),
                       std::string(to_string(laws[i].law.form)), size_text(laws[i].law, c.allocation.size),
                       human(c.allocation.tokens, Unit::count), fmt::format("{:.5f}", c.allocation.loss), gain_text(c)});
@@ -105,39 +99,6 @@ std::string table(const std::vector<Named>& laws, const std::vector<double>& bud
     for (const auto& c : row) any_interval = any_interval || c.interval.has_value();
   out += any_interval ? "; [2.5%, 97.5%] over paired bootstrap samples\n" : "\n";
   return out;
-}
-
-std::string json(const std::vector<Named>& laws, const std::vector<double>& budgets,
-                 const std::vector<std::vector<Cell>>& cells, double sparsity) {
-  using nlohmann::ordered_json;
-  ordered_json j;
-  j["schema_version"] = 1;
-  j["kind"] = "frontier";
-  j["reference"] = laws.front().name();
-  j["sparsity"] = sparsity;
-  j["laws"] = ordered_json::array();
-  for (const auto& n : laws)
-    j["laws"].push_back({{"name", n.name()}, {"form", std::string(to_string(n.law.form))}, {"file", n.file}});
-  j["budgets"] = ordered_json::array();
-  for (std::size_t b = 0; b < budgets.size(); ++b) {
-    ordered_json row;
-    row["compute"] = budgets[b];
-    row["laws"] = ordered_json::array();
-    for (std::size_t i = 0; i < laws.size(); ++i) {
-      const Cell& c = cells[b][i];
-      ordered_json l;
-      l["name"] = laws[i].name();
-      l["size"] = c.allocation.size;
-      l["size_unit"] = laws[i].law.form == LawForm::chinchilla ? "params" : "flops_per_token";
-      l["tokens"] = c.allocation.tokens;
-      l["loss"] = c.allocation.loss;
-      l["gain"] = c.gain ? ordered_json(*c.gain) : ordered_json();
-      l["gain_interval"] = c.interval ? ordered_json{c.interval->low, c.interval->high} : ordered_json();
-      row["laws"].push_back(std::move(l));
-    }
-    j["budgets"].push_back(std::move(row));
-  }
-  return j.dump(2) + "\n";
 }
 
 int run_frontier(const FrontierArgs& args) {
@@ -161,25 +122,11 @@ int run_frontier(const FrontierArgs& args) {
   errors.throw_if_any();
 
   // Everything is computed, and every error found, before anything is printed.
-  std::vector<std::vector<Cell>> cells(budgets.size(), std::vector<Cell>(laws.size()));
-  for (std::size_t b = 0; b < budgets.size(); ++b)
-    for (std::size_t i = 0; i < laws.size(); ++i) {
-      try {
-        Cell& c = cells[b][i];
-        c.allocation = optimal_allocation(laws[i].law, budgets[b], args.sparsity);
-        if (i == 0) continue;
-        c.gain = compute_gain(laws[i].law, laws.front().law, budgets[b], args.sparsity);
-        c.interval = compute_gain_interval(laws[i].law, laws.front().law, budgets[b], args.sparsity);
-      } catch (const config_error& e) {
-        for (const auto& v : e.violations()) {
-          const Violation line(fmt::format("{}: {}", laws[i].file, v.text()));
-          const auto& seen = errors.list();
-          if (std::find(seen.begin(), seen.end(), line) == seen.end()) errors.add(line);
-        }
-      }
-    }
-  errors.throw_if_any();
-  std::cout << (args.json ? json(laws, budgets, cells, args.sparsity) : table(laws, budgets, cells, args.sparsity));
+  std::vector<FrontierLaw> views;
+  for (const Named& n : laws) views.push_back({&n.law, n.name(), n.file});
+  const std::vector<std::vector<FrontierCell>> cells = frontier_cells(views, budgets, args.sparsity);
+  std::cout << (args.json ? frontier_report_json(views, budgets, cells, args.sparsity)
+                          : table(laws, budgets, cells, args.sparsity));
   return kOk;
 }
 

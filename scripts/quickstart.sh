@@ -3,7 +3,8 @@
 # derive the compute-matched looped config of a 54B-class MoE Baseline, count
 # both side by side, then count a real Hugging Face config (Mixtral-8x7B).
 # Installs smelt-match (with the library and its CMake package) under
-# $SMELT_PREFIX, by default ~/.local, so that ~/.local/bin/smelt-match runs it.
+# $SMELT_PREFIX, by default ~/.local, so that ~/.local/bin/smelt-match runs it,
+# and the Python package smelt into the set-up's virtual environment build/venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 env_lines=$(bash scripts/setup.sh) || {
@@ -24,6 +25,13 @@ $bin count examples/smelt-baseline-54b.json build/release/smelt-looped-54b.json
 echo
 echo "== count: a Hugging Face config.json (Mixtral-8x7B)"
 $bin count examples/hf/mixtral-8x7b.json
+echo
+echo "== python: the package smelt into build/venv (pip install .), and the same derive from Python"
+"$SMELT_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation .
+"$SMELT_VENV/bin/python" -c 'import smelt
+r = smelt.derive("examples/smelt-baseline-54b.json")
+k = r.best.knobs
+print(f"smelt.derive: H {k.hidden_size}, {k.num_experts} experts, max |mismatch| {r.best.max_abs_mismatch_pct:.3f}%")'
 echo
 cmake --install build/release --prefix "$prefix" >/dev/null
 case ":$PATH:" in

@@ -20,6 +20,14 @@ cmake --preset dev >/dev/null
 cmake --build --preset dev -j"$jobs"
 ctest --preset dev -j"$jobs"
 
+# The Python package, built as `pip install .` builds it (build/python), and
+# its tests against the CLI built from the same tree (a fit's last bits follow
+# the build type: tests/python/conftest.py).
+echo "== python"
+"$SMELT_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation .
+cmake --build build/python -j"$jobs" --target smelt-match
+SMELT_MATCH="$PWD/build/python/cli/smelt-match" "$SMELT_VENV/bin/python" -m pytest -q tests/python
+
 echo "== asan + ubsan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"

@@ -60,4 +60,13 @@ struct Law {
 // (the data pull it to infinity: no law of this form describes them).
 Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& options = {});
 
+// One law per label (Run::label, read from `label_column`), in order of first
+// appearance; unlabelled runs form one law with an empty label. A labelled
+// group's errors are prefixed "LABEL_COLUMN 'LABEL': " and collected: every
+// group's config_error violations are thrown together, then every infeasible
+// group's message, one per line (infeasible_error). An unlabelled group's
+// errors are fit_law's own.
+std::vector<Law> fit_laws(std::vector<Run> runs, LawForm form, const FitOptions& options = {},
+                          const std::string& label_column = "");
+
 }  // namespace smelt

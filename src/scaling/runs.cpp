@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
@@ -100,6 +101,18 @@ Table json_table(std::string_view text, const std::string& source, std::vector<V
     }
   }
   return t;
+}
+
+// Whether the JSON writer takes `s` (law files hold labels): the criterion
+// nlohmann's dump applies, which throws type_error 316 on other bytes. CSV is
+// read as bytes; a JSON runs file's strings were checked by its parser.
+bool is_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
 }
 
 // The row's cell in `column`, or nullptr when it has none (const or not, as the row).
@@ -245,7 +258,11 @@ std::vector<Run> detail::parse_runs(std::string_view text, const std::string& pa
     if (!label_column.empty()) {
       Cell* cell = find(row, label_column);
       if (!cell) violations.push_back(fmt::format("{}: row {}: {}: missing value", path, number, label_column));
-      if (cell) run.label = std::move(cell->shown);  // read last: held once, by the run
+      if (cell && !is_utf8(cell->shown))
+        violations.push_back(fmt::format("{}: row {}: {}: not UTF-8 text (labels are written to JSON law files)", path,
+                                         number, label_column));
+      else if (cell)
+        run.label = std::move(cell->shown);  // read last: held once, by the run
     }
     if (ok) runs.push_back(std::move(run));
   }

@@ -40,10 +40,15 @@ case $case_name in
     # apt's own progress reaches the terminal (standard error); standard output
     # keeps only the export lines the scripts eval.
     stub apt-get 'echo "Get:1 http://deb.debian.org/debian bookworm/main cmake ($*)"; echo "Setting up cmake"'
-    PATH=$stubs:$PATH bash "$src/scripts/setup.sh" </dev/null >"$work/out" 2>"$work/err"
+    # A virtual environment whose python has every tool: no pip, no network.
+    mkdir -p "$work/venv/bin" && printf '#!/usr/bin/env bash\nexit 0\n' >"$work/venv/bin/python"
+    chmod +x "$work/venv/bin/python"
+    SMELT_VENV=$work/venv PATH=$stubs:$PATH bash "$src/scripts/setup.sh" </dev/null >"$work/out" 2>"$work/err"
     rc=$?
     check "set-up succeeds" test "$rc" -eq 0
-    check "says what it installs" has err "setup: installing 12 packages: build-essential cmake ninja-build"
+    check "says what it installs" has err "setup: installing 15 packages: build-essential cmake ninja-build"
+    check "finds the Python tools in the virtual environment" has err "setup: python: 5 tools present in $work/venv"
+    check "names the virtual environment" has out "export SMELT_VENV='$work/venv'"
     check "shows apt-get's progress" has err "Get:1 http://deb.debian.org/debian bookworm/main cmake"
     check "apt-get installs non-interactively" has err "Setting up cmake"
     check "standard output holds only export lines" test -z "$(grep -v '^export ' "$work/out")"

@@ -3,11 +3,15 @@
 // messages, and the gain interval over many bootstrap samples in linear time.
 #include <string>
 
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
+#include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_frontier.hpp"
+#include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
 
 using namespace smelt;
@@ -74,4 +78,17 @@ TEST_CASE("scaling: a row whose D = C / (6 N) leaves the doubles is rejected", "
                           path +
                           ": row 3: D = C / (6 N) = 0 (C = 1e-300, N = 1e300): must be a positive finite number of "
                           "tokens");
+}
+
+TEST_CASE("scaling: a label that is not UTF-8 is refused by its row and never reaches a law file", "[scaling]") {
+  // Before: read, fitted, then laws_to_json threw nlohmann's type_error 316 (the CLI's exit 1, "internal error").
+  std::string csv = "N,D,loss,arch\n";
+  for (int i = 1; i <= 6; ++i) csv += fmt::format("{}e8,{}e10,{},ok\n", i, i, 3.0 - 0.1 * i);
+  csv += "1e9,1e11,2.5,d\xffx\n";  // data row 7
+  REQUIRE_THROWS_WITH(detail::parse_runs(csv, "runs.csv", LawForm::chinchilla, "arch"),
+                      "runs.csv: row 7: arch: not UTF-8 text (labels are written to JSON law files)");
+  // Valid UTF-8 labels are kept byte for byte.
+  const std::vector<Run> runs =
+      detail::parse_runs("N,D,loss,arch\n1e8,1e10,3,d\xc3\xa9\n", "runs.csv", LawForm::chinchilla, "arch");
+  REQUIRE(runs.front().label == "d\xc3\xa9");
 }

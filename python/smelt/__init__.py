@@ -1,0 +1,251 @@
+"""smelt: compute-matched looped Mixture-of-Experts configurations, from Python.
+
+The same C++ library as the ``smelt-match`` CLI, called directly: every report
+is the JSON the CLI's ``--json`` prints (docs/json-schema.md), read by
+attribute. Nothing here prints or exits; failures raise ``smelt.Error`` and its
+kinds with the library's messages (field, value, rule). docs/python.md has a
+worked example.
+
+Units: FLOPs are per token (forward = 2 x multiply-accumulates, training = 3 x
+forward); parameters are elements; the KV cache is bytes per token of context;
+mismatches are percent; training compute is FLOPs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+from . import _core
+from ._errors import ConfigError, CudaError, Error, InfeasibleError, IOError, SmeltIOError
+from ._report import (
+    Config,
+    CountReport,
+    Flops,
+    FrontierReport,
+    KvCache,
+    Laws,
+    Layer,
+    MatchResult,
+    Node,
+    Params,
+    SweepReport,
+)
+
+__version__: str = _core.__version__
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "CountReport",
+    "CudaError",
+    "Error",
+    "FrontierReport",
+    "IOError",
+    "InfeasibleError",
+    "Laws",
+    "MatchResult",
+    "SmeltIOError",
+    "SweepReport",
+    "count",
+    "derive",
+    "fit",
+    "frontier",
+    "read_config",
+    "supported_hf_model_types",
+    "sweep",
+]
+
+ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Config]
+
+
+def _plain(value: Any) -> Any:
+    """json.dumps' fallback: numpy and other integer or real scalars as Python's."""
+    if hasattr(value, "__index__"):
+        return int(value.__index__())
+    if hasattr(value, "__float__"):
+        return float(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"{type(value).__name__} is not a number, string, list or bool")
+
+
+def _keywords(function: str, kwargs: Mapping[str, Any]) -> str:
+    """Keyword arguments as the JSON object smelt._core reads; a value JSON cannot hold names its keyword."""
+    for key, value in kwargs.items():
+        try:
+            json.dumps(value, default=_plain, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as e:
+            shown = repr(value)
+            shown = shown if len(shown) <= 60 else shown[:60] + "..."
+            rule = "must be finite" if isinstance(e, ValueError) else "must be a number, string, list or bool"
+            raise ConfigError(f"{function}(): {key} = {shown}: {rule}", [(key, shown, rule)]) from None
+    return json.dumps(kwargs, default=_plain)
+
+
+def read_config(config: ConfigLike, source: str = "<dict>") -> Config:
+    """Reads a model config: a path to a file, or a dict.
+
+    Native JSON (a top-level ``schema_version``) or a Hugging Face config.json (a
+    ``model_type``) are told apart as the CLI does. A dict goes through the same
+    parser as a file, so a wrong type gets the same message, with its JSON path
+    (``attention.num_kv_heads = 6: must divide attention.num_heads = 16``);
+    ``source`` names the dict in messages. A config whose name is empty is named
+    by its path, as ``smelt-match count`` names it.
+
+    Raises ConfigError for a broken rule, IOError for a file that cannot be read.
+    """
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, (str, os.PathLike)):
+        return Config(_core.read_config(os.fspath(config)))
+    if isinstance(config, Mapping):
+        try:
+            text = json.dumps(config, allow_nan=False, default=_plain)
+        except (TypeError, ValueError, RecursionError) as e:
+            raise ConfigError(f"{source}: not a JSON object: {e}") from None
+        return Config(_core.parse_config(text, source))
+    raise ConfigError(f"config = {type(config).__name__}: must be a path, a dict or a smelt.Config")
+
+
+def _native(config: ConfigLike) -> str:
+    return read_config(config).to_json()
+
+
+def count(
+    config: ConfigLike, context: int | None = None, convention: str = "smelt", elementwise: bool = False
+) -> CountReport:
+    """What one token costs a model: parameters, FLOPs per token and KV cache.
+
+    ``context`` (tokens) sets the context for attention FLOPs and the KV cache
+    (default: the config's ``context_length``); ``convention`` is ``smelt``,
+    ``megatron``, ``torchtitan`` or ``flop-counter`` (docs/counting.md);
+    ``elementwise`` adds norms, activations, softmax and residual adds.
+
+    The report: ``params`` (elements: total, non_embedding, active, terms),
+    ``flops`` (FLOPs per token: forward, forward_non_embedding, training, terms),
+    ``kv`` (bytes_per_token of context, bytes_at_context), ``layers`` (one per
+    weight-owning layer, ``visits`` executions per token). ``to_dict()`` is
+    ``smelt-match count --json``.
+    """
+    return CountReport(json.loads(_core.count(_native(config), context, convention, elementwise)))
+
+
+def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
+    """The looped config matching the Baseline's FLOPs, non-embedding parameters and KV cache.
+
+    Keywords are the library's fields (docs/solver.md):
+
+    - LoopRecipe: ``span`` ("middle-half", "full", "0.25", "4-9" or (first, last),
+      1-based), ``loops`` (passes, default 2), ``residual_scale`` (default
+      1/loops), ``depth`` (layers of the derived model).
+    - SearchSpace: ``hidden``, ``experts``, ``head_dim``, ``kv_heads``, ``heads``,
+      ``expert_width`` (a value, or a pair (lo, hi)); ``align_hidden``,
+      ``align_experts``, ``align_head_dim``, ``align_ffn``, ``min_head_dim``,
+      ``max_head_dim``; ``free_heads``; ``attention_ratio`` (query heads x head_dim
+      over H: a ratio or (lo, hi)); ``ffn`` ("proportional", "fixed", "searched").
+    - MatchOptions: ``match`` (budgets: "flops", "params", "kv"),
+      ``flops_with_head``, ``contexts`` (tokens), ``tolerance_pct`` (percent),
+      ``top`` (candidates), ``relaxations``.
+
+    Returns the match report (``smelt-match derive --json``): ``best``,
+    ``alternatives``, ``best_config``, budgets per context (FLOPs per token,
+    parameters, KV bytes per token; mismatches in percent), ``within_tolerance``,
+    ``why`` and ``relaxations``. A best outside the tolerance is returned, not
+    raised; messages and relaxations name the library's fields (the keywords),
+    where the CLI names its flags. A bad keyword or value raises ConfigError.
+    """
+    return MatchResult(json.loads(_core.derive(_native(baseline), _keywords("derive", space_and_recipe))))
+
+
+def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
+    """The matched ablation grid: loop spans x loop counts, and depth-to-width variants.
+
+    SweepOptions: ``spans`` (fractions of the layers, 0 is the unlooped
+    Baseline), ``loops`` (loop counts), ``depths`` (depth multipliers); and the
+    SearchSpace and MatchOptions keywords of ``derive`` (each row is the best
+    candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
+    config, knobs and signed mismatches in percent.
+    """
+    return SweepReport(json.loads(_core.sweep(_native(baseline), _keywords("sweep", options))))
+
+
+def _runs_json(rows: Iterable[Any], source: str) -> str:
+    out = []
+    for i, row in enumerate(rows):
+        clean = {}
+        for k, v in dict(row).items():
+            v = _plain(v) if not isinstance(v, (str, int, float, type(None))) else v
+            if isinstance(v, float) and math.isinf(v):  # JSON holds no infinity: the reader's words for it
+                raise ConfigError(f"{source}: row {i + 1}: {k} = {v}: must be a finite number")
+            # A missing value (pandas' NaN) as JSON's null, which the reader names by row and column.
+            clean[k] = None if isinstance(v, float) and math.isnan(v) else v
+        out.append(clean)
+    return json.dumps(out)
+
+
+def fit(
+    runs: Union[str, "os.PathLike[str]", Sequence[Mapping[str, Any]], Any],
+    form: str = "chinchilla",
+    group_by: str | None = None,
+    **options: Any,
+) -> Laws:
+    """Fits a scaling law to training runs, one per value of the ``group_by`` column.
+
+    ``runs``: a CSV or JSON file, a list of dicts, or a pandas DataFrame, with
+    columns N (parameters) or F (training FLOPs per token) and S (sparsity), D
+    (tokens) or C (training compute, FLOPs), and loss. ``form``: "chinchilla"
+    (L = E + A/N^alpha + B/D^beta) or "smelt" (L = E + A (1-S)^b / F^a + K/D^c).
+    FitOptions: ``huber_delta``, ``bootstrap`` (resamples), ``seed``, ``threads``,
+    ``max_iterations``; ``renames={"Model Size": "N"}`` reads a column under
+    another name. A missing column names the nearest one. Returns the law
+    file (``smelt-match fit --json``), which ``frontier`` takes.
+    """
+    kwargs = dict(options, form=form, group_by=group_by)
+    if isinstance(runs, (str, os.PathLike)):
+        text = _core.fit(os.fspath(runs), True, "", _keywords("fit", kwargs))
+    elif hasattr(runs, "to_dict") and hasattr(runs, "columns"):  # a pandas DataFrame
+        rows = runs.to_dict(orient="records")
+        text = _core.fit(_runs_json(rows, "<DataFrame>"), False, "<DataFrame>", _keywords("fit", kwargs))
+    elif isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)):
+        text = _core.fit(_runs_json(runs, "<runs>"), False, "<runs>", _keywords("fit", kwargs))
+    else:
+        raise ConfigError(f"runs = {type(runs).__name__}: must be a path, a list of dicts or a pandas DataFrame")
+    return Laws(json.loads(text))
+
+
+LawsLike = Union[str, "os.PathLike[str]", Laws]
+
+
+def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[float], sparsity: float = 0.0) -> FrontierReport:
+    """Each law's compute-optimal allocation at each training budget, and the gain over the first law.
+
+    ``laws``: law files (paths, as ``smelt-match fit --out`` writes them) or
+    ``smelt.fit`` results, or a list of them; the first law is the reference.
+    ``budgets``: training compute in FLOPs. ``sparsity``: S in [0, 1) for smelt-form
+    laws. Returns ``smelt-match frontier --json``: per budget and law the size (N*
+    parameters or F* FLOPs per token), tokens, loss and the compute-equivalent
+    gain 1 - C / C_ref (a fraction) with its bootstrap interval.
+    """
+    items = [laws] if isinstance(laws, (str, os.PathLike, Laws)) else list(laws)
+    inputs, is_path, sources = [], [], []
+    for i, law in enumerate(items):
+        if isinstance(law, Laws):
+            inputs.append(json.dumps(law.to_dict()))
+            is_path.append(False)
+            sources.append("laws" if len(items) == 1 else f"laws{i}")
+        elif isinstance(law, (str, os.PathLike)):
+            inputs.append(os.fspath(law))
+            is_path.append(True)
+            sources.append("")
+        else:
+            raise ConfigError(f"laws[{i}] = {type(law).__name__}: must be a law file's path or a smelt.fit result")
+    values = [budgets] if isinstance(budgets, (int, float)) else list(budgets)
+    return FrontierReport(json.loads(_core.frontier(inputs, is_path, sources, [float(b) for b in values], float(sparsity))))
+
+
+def supported_hf_model_types() -> list[str]:
+    """The Hugging Face ``model_type`` values ``read_config`` understands, sorted."""
+    return _core.supported_hf_model_types()

@@ -1,0 +1,126 @@
+# Stubs of the typed reports (python/smelt/_report.py), so that editors
+# complete the documented keys (docs/json-schema.md). Every other key reads as Any.
+from typing import Any, Iterator
+
+class Node:
+    def __init__(self, data: dict[str, Any]) -> None: ...
+    def __getattr__(self, name: str) -> Any: ...
+    def __getitem__(self, key: str) -> Any: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def keys(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+
+class ParamTerms(Node):
+    embedding: int
+    lm_head: int
+    attention: int
+    norms: int
+    router: int
+    experts: int
+    shared_experts: int
+    dense_ffn: int
+
+class Params(Node):
+    """Parameter counts, in elements."""
+
+    total: int
+    embedding: int
+    lm_head: int
+    non_embedding: int
+    active: int
+    active_non_embedding: int
+    mtp: int
+    terms: ParamTerms
+
+class FlopTerms(Node):
+    attention_qkv: float
+    attention_out: float
+    attention_scores: float
+    attention_values: float
+    router: float
+    experts: float
+    shared_experts: float
+    dense_ffn: float
+    elementwise: float
+    lm_head: float
+    mtp: float
+
+class Flops(Node):
+    """FLOPs per token (forward = 2 x multiply-accumulates; training = 3 x (forward + mtp))."""
+
+    forward: float
+    forward_non_embedding: float
+    training: float
+    terms: FlopTerms
+
+class KvCache(Node):
+    """KV cache: bytes (elements) per token of context, bytes of one full sequence."""
+
+    bytes_per_token: float
+    elements_per_token: float
+    bytes_at_context: int
+    element_bytes: int
+
+class Layer(Node):
+    layer: int
+    kind: str
+    attention: str
+    visits: int
+    params: Node
+    active_params: int
+    flops_per_visit: Node
+    kv_elements_per_token_held: int
+    kv_tokens_held: int
+    kv_bytes_per_visit: float
+
+class CountReport(Node):
+    schema_version: int
+    kind: str
+    model: str
+    convention: str
+    context_length: int
+    layers_stored: int
+    layers_executed: int
+    params: Params
+    flops: Flops
+    flops_per_token: Flops
+    kv: KvCache
+    kv_cache: KvCache
+    layers: list[Layer]
+
+class Config(Node):
+    name: str
+    num_layers: int
+    hidden_size: int
+    vocab_size: int
+    context_length: int
+    def __init__(self, text: str) -> None: ...
+
+class MatchResult(Node):
+    schema_version: int
+    kind: str
+    baseline: Node
+    recipe: Node
+    space_size: int
+    evaluated: int
+    within_tolerance: bool
+    why: list[str]
+    relaxations: list[Node]
+    best: Node
+    alternatives: list[Node]
+    @property
+    def best_config(self) -> Config: ...
+
+class SweepReport(Node):
+    rows: list[Node]
+
+class Laws(Node):
+    laws: list[Node]
+
+class FrontierReport(Node):
+    reference: str
+    sparsity: float
+    laws: list[Node]
+    budgets: list[Node]

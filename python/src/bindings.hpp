@@ -1,0 +1,38 @@
+// The extension smelt._core: thin functions over the public library that take
+// and return text (native config JSON, keyword arguments as a JSON object,
+// reports as the library's own ordered JSON), so that the Python package's
+// results are the CLI's JSON by construction (python/smelt/__init__.py).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+
+namespace smelt::python {
+
+// Exceptions: the smelt::error tree as smelt.Error and its children (errors.cpp).
+void register_errors(nanobind::module_& m);
+
+// Configs (config.cpp): canonical native JSON out, native JSON in.
+std::string read_config(const std::string& path);
+std::string parse_config(const std::string& text, const std::string& source);
+// context: none for the config's own.
+std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
+                  bool elementwise);
+
+// The solver (solve.cpp): `kwargs` is a JSON object of keyword arguments
+// named as the library's fields (options.hpp).
+std::string derive(const std::string& baseline, const std::string& kwargs);
+std::string sweep(const std::string& baseline, const std::string& kwargs);
+
+// Scaling laws (scaling.cpp): runs as a file path or as JSON text (an array
+// of objects), laws as law-file JSON.
+std::string fit(const std::string& runs, bool runs_is_path, const std::string& source, const std::string& kwargs);
+// inputs[i]: a law file's path (is_path[i]) or its JSON text, named sources[i].
+std::string frontier(const std::vector<std::string>& inputs, const std::vector<bool>& is_path,
+                     const std::vector<std::string>& sources, const std::vector<double>& budgets, double sparsity);
+
+}  // namespace smelt::python

@@ -1,0 +1,43 @@
+// Configs and counts: read or parse a config into canonical native JSON, and
+// count one into the same JSON report `smelt-match count --json` prints.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "bindings.hpp"
+#include "smelt/convention.hpp"
+#include "smelt/cost.hpp"
+#include "smelt/error.hpp"
+#include "smelt/io.hpp"
+#include "smelt/report.hpp"
+#include "util/bounds.hpp"
+
+namespace smelt::python {
+
+std::string read_config(const std::string& path) {
+  ModelConfig config = smelt::read_config(std::filesystem::path(path));
+  if (config.name.empty()) config.name = path;  // as count names it in the CLI
+  return to_json(config);
+}
+
+std::string parse_config(const std::string& text, const std::string& source) {
+  return to_json(smelt::parse_config(text, source));
+}
+
+std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
+                  bool elementwise) {
+  // CountOptions reads 0 as "the config's": a context given as 0 is refused
+  // here, in the words the library uses for the others.
+  if (context && *context < 1)
+    throw config_error(
+        fmt::format("context_length = {}: must be between 1 and {} tokens", *context, detail::kMaxContext));
+  const Convention conv = parse_convention(convention, "convention");
+  ModelConfig c = parse_native_config(config);
+  CountOptions options;
+  options.context_length = context.value_or(0);
+  options.elementwise = elementwise;
+  CostReport cost = smelt::count(c, options);
+  return count_report_json({{std::move(c), std::move(cost)}}, conv);
+}
+
+}  // namespace smelt::python

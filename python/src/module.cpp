@@ -1,0 +1,31 @@
+// The module smelt._core. Every function takes and returns text; the package
+// (python/smelt/__init__.py) wraps the results in typed reports.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "smelt/io.hpp"
+#include "smelt/version.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+NB_MODULE(_core, m) {
+  m.doc() = "smelt's C++ library: configs, counts, the SMELT solver and scaling laws (text in, JSON out)";
+  smelt::python::register_errors(m);
+  m.attr("__version__") = SMELT_VERSION;
+  m.def("read_config", &smelt::python::read_config, "path"_a, "A config file (native or Hugging Face) as native JSON.");
+  m.def("parse_config", &smelt::python::parse_config, "text"_a, "source"_a,
+        "Config text (native or Hugging Face, detected) as native JSON; `source` names it in messages.");
+  m.def("count", &smelt::python::count, "config"_a, "context"_a.none(), "convention"_a, "elementwise"_a,
+        "The count report (JSON) of a native config.");
+  m.def("derive", &smelt::python::derive, "baseline"_a, "kwargs"_a, "The match report (JSON) of a native Baseline.");
+  m.def("sweep", &smelt::python::sweep, "baseline"_a, "kwargs"_a, "The sweep report (JSON) of a native Baseline.");
+  m.def("fit", &smelt::python::fit, "runs"_a, "runs_is_path"_a, "source"_a, "kwargs"_a,
+        "The law file (JSON) fitted to runs: a path, or JSON rows.");
+  m.def("frontier", &smelt::python::frontier, "inputs"_a, "is_path"_a, "sources"_a, "budgets"_a, "sparsity"_a,
+        "The frontier report (JSON) of law files (paths or JSON texts).");
+  m.def("supported_hf_model_types", &smelt::supported_hf_model_types,
+        "The Hugging Face model_type values the import understands.");
+}
