@@ -71,7 +71,7 @@ def read_candidate(r: Reader, obj: dict, path: str, n_contexts: int) -> Candidat
     # One budgets object per context; `budgets` alone (the first context) when the report has one context.
     if "contexts" in obj or n_contexts > 1:
         per_context = r.array(obj, path, "contexts") or []
-        if len(per_context) != n_contexts and r.field(obj, path, "contexts") is not None:
+        if isinstance(obj.get("contexts"), list) and len(per_context) != n_contexts:
             r.fail(f"{path}.contexts", f"must hold one entry per recipe.contexts ({n_contexts})",
                    f"{len(per_context)} entries")
         where = [(c, f"{path}.contexts[{i}]") for i, c in enumerate(per_context)]

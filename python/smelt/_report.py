@@ -69,27 +69,32 @@ class Reader:
             lines = "\n".join("  " + e for e in self.errors)
             raise ReportError(f"while reading {self.what} '{self.name}':\n{lines}")
 
-    def field(self, obj: Any, path: str, key: str | int) -> Any:
-        """obj[key], or None (recorded as missing) when obj lacks it."""
+    def get(self, obj: Any, path: str, key: str) -> Any:
+        """obj[key] (null included), or _MISSING, recorded as missing when obj is an object without key."""
         if obj is None:
-            return None
-        if isinstance(key, int):
-            return obj[key] if isinstance(obj, list) and key < len(obj) else None
+            return _MISSING
         if not isinstance(obj, dict) or key not in obj:
             self.fail(join(path, key), "missing (required)")
-            return None
+            return _MISSING
         return obj[key]
 
+    def field(self, obj: Any, path: str, key: str) -> Any:
+        """obj[key] of any type, None when missing or null."""
+        value = self.get(obj, path, key)
+        return None if value is _MISSING else value
+
     def object(self, obj: Any, path: str, key: str) -> dict | None:
-        value = self.field(obj, path, key)
-        if value is not None and not isinstance(value, dict):
+        value = self.get(obj, path, key)
+        if value is _MISSING:
+            return None
+        if not isinstance(value, dict):
             self.fail(join(path, key), "must be an object", value)
             return None
         return value
 
     def array(self, obj: Any, path: str, key: str, nonempty: bool = False) -> list | None:
-        value = self.field(obj, path, key)
-        if value is None:
+        value = self.get(obj, path, key)
+        if value is _MISSING:
             return None
         if not isinstance(value, list):
             self.fail(join(path, key), "must be an array", value)
@@ -100,8 +105,8 @@ class Reader:
         return value
 
     def number(self, obj: Any, path: str, key: str, positive: bool = False) -> float | None:
-        value = self.field(obj, path, key)
-        if value is None:
+        value = self.get(obj, path, key)
+        if value is _MISSING:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             self.fail(join(path, key), "must be a finite number", value)
@@ -112,8 +117,8 @@ class Reader:
         return value
 
     def string(self, obj: Any, path: str, key: str, allowed: Iterable[str] | None = None) -> str | None:
-        value = self.field(obj, path, key)
-        if value is None:
+        value = self.get(obj, path, key)
+        if value is _MISSING:
             return None
         if not isinstance(value, str):
             self.fail(join(path, key), "must be a string", value)
@@ -125,8 +130,10 @@ class Reader:
         return value
 
     def boolean(self, obj: Any, path: str, key: str) -> bool | None:
-        value = self.field(obj, path, key)
-        if value is not None and not isinstance(value, bool):
+        value = self.get(obj, path, key)
+        if value is _MISSING:
+            return None
+        if not isinstance(value, bool):
             self.fail(join(path, key), "must be true or false", value)
             return None
         return value
@@ -151,7 +158,5 @@ class Reader:
         self.raise_if_any()
 
 
-def join(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
+def join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
