@@ -269,6 +269,7 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 100) -> None:
         metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
         with os.fdopen(fd, "wb") as out, matplotlib.rc_context({"svg.hashsalt": "smelt"}):
             fig.savefig(out, format=fmt, dpi=dpi, metadata=metadata)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would make the picture private
         os.replace(tmp, name)
     except BaseException as e:
         try:
@@ -278,6 +279,12 @@ def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 100) -> None:
         if isinstance(e, OSError):
             raise OSError(e.errno, f"cannot write plot '{name}': {e.strerror or e}") from e
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def plot(kind: str, report: Any, out: str | os.PathLike[str] | None = None, **options: Any) -> Figure:

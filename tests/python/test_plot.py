@@ -216,6 +216,9 @@ def test_the_command_writes_each_kind(tmp_path, derive_report, frontier_files, l
         assert (done.returncode, done.stdout) == (0, "")
         assert done.stderr == f"smelt: wrote {kind} plot of '{path}' to {out}\n"
         assert out.read_text().startswith("<?xml") and not list(tmp_path.glob(".*.tmp"))
+        mask = os.umask(0o022)
+        os.umask(mask)
+        assert out.stat().st_mode & 0o777 == 0o666 & ~mask  # as open() would create it, not mkstemp's 0600
     out = tmp_path / "layers.png"
     assert run_cli("layers", str(inputs["layers"]), "--out", str(out)).returncode == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
