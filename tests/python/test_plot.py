@@ -153,6 +153,35 @@ def test_frontier_of_the_worked_example_gives_its_hand_computed_numbers(tmp_path
     assert texts == ["looped +41.5% [+34.7%, +45.9%]", "looped +41.5% [+39.2%, +45.7%]"]
 
 
+def test_frontier_of_a_smelt_law_at_a_sparsity_follows_the_report(tmp_path):
+    report = run_json("frontier", "--law", str(DATA / "law-ref.json"), "--law", str(DATA / "law-smelt.json"),
+                      "--budget", "1e20,1e22,1e24", "--sparsity", "0.85", "--json")
+    ax = plot.plot_frontier(report).axes[0]
+    frontier = line(ax, "frontier:sparse")
+    xs, ys = list(frontier.get_xdata()), list(frontier.get_ydata())
+    for budget in report["budgets"]:
+        assert budget["laws"][1]["size_unit"] == "flops_per_token"
+        assert ys[xs.index(budget["compute"])] == pytest.approx(budget["laws"][1]["loss"], rel=1e-9)
+    # docs/scaling.md: gain = 1 - 0.15^(0.1/0.3478) = 0.42043 at every budget.
+    assert [t.get_text() for t in ax.texts] == ["sparse +42.0%"] * 3
+    assert "smelt laws at sparsity 0.85" in ax.get_title()
+
+
+def test_a_law_file_changed_since_the_report_is_refused(tmp_path, frontier_files):
+    path, report = frontier_files
+    laws = json.loads((path.parent / "laws.json").read_text())
+    laws["laws"][1]["params"]["A"] = 400.0
+    write(tmp_path / "laws.json", laws)
+    copy = write(tmp_path / "frontier.json", report)
+    code, err = bad(tmp_path, "frontier", str(copy))
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[0] == f"smelt: error: while reading frontier report '{copy}':"
+    assert len(lines) == 4 and all(x.startswith("  law 'looped' has frontier loss ") for x in lines[1:])
+    assert lines[1].endswith(f"at compute 1e+20, the report {report['budgets'][0]['laws'][1]['loss']:.9g}: its "
+                             "law file is not the one the report was made from")
+
+
 def test_sweep_heatmaps_hold_the_reports_mismatch_and_executed_depth(tmp_path):
     report = run_json("sweep", str(EXAMPLES / "smelt-baseline-12l.json"), "--json")
     fig = plot.plot_sweep(report)
