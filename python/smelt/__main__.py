@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 EXIT_BAD_INPUT = 2
 EXIT_IO = 4
@@ -21,20 +21,34 @@ class BadInput(Exception):
 
 
 def add_plot(commands: argparse._SubParsersAction) -> None:
-    p = commands.add_parser("plot", help="plot a smelt-match JSON report (docs/plots.md)",
-                            description="Plot a JSON report of smelt-match to a .png or .svg file.")
-    p.add_argument("kind", choices=("mismatch", "frontier", "sweep", "layers"),
-                   help="mismatch: derive --json; frontier: frontier --json; sweep: sweep --json; "
-                        "layers: count --json")
+    p = commands.add_parser(
+        "plot",
+        help="plot a smelt-match JSON report (docs/plots.md)",
+        description="Plot a JSON report of smelt-match to a .png or .svg file.",
+    )
+    p.add_argument(
+        "kind",
+        choices=("mismatch", "frontier", "sweep", "layers"),
+        help="mismatch: derive --json; frontier: frontier --json; sweep: sweep --json; layers: count --json",
+    )
     p.add_argument("input", help="the report (JSON file)")
     p.add_argument("--out", required=True, help="the picture to write: FILE.png or FILE.svg")
-    p.add_argument("--law", action="append", metavar="LAWS.json",
-                   help="frontier only: law files (fit --out) in place of those the report names")
+    p.add_argument(
+        "--law",
+        action="append",
+        metavar="LAWS.json",
+        help="frontier only: law files (fit --out) in place of those the report names",
+    )
     p.set_defaults(run=run_plot)
 
 
 def run_plot(args: argparse.Namespace) -> str:
-    from . import plot  # lazily: matplotlib is needed by this command only
+    try:
+        from . import plot  # lazily: matplotlib is needed by this command only
+    except ImportError as e:
+        if not (e.name or "").startswith("matplotlib"):
+            raise
+        raise BadInput(f"the plot command needs matplotlib (pip install matplotlib): {e}") from e
 
     options = {"laws": args.law} if args.law is not None else {}
     try:

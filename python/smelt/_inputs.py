@@ -14,8 +14,17 @@ from ._report import Reader, ReportError, load_json
 
 BUDGETS = ("flops_per_token", "params_non_embedding", "kv_bytes_per_token")
 BUDGET_OF_MATCH = {"flops": "flops_per_token", "params": "params_non_embedding", "kv": "kv_bytes_per_token"}
-FLOP_TERMS = ("attention_qkv", "attention_out", "attention_scores", "attention_values", "router", "experts",
-              "shared_experts", "dense_ffn", "elementwise")
+FLOP_TERMS = (
+    "attention_qkv",
+    "attention_out",
+    "attention_scores",
+    "attention_values",
+    "router",
+    "experts",
+    "shared_experts",
+    "dense_ffn",
+    "elementwise",
+)
 PARAM_TERMS = ("attention", "norms", "router", "experts", "shared_experts", "dense_ffn")
 
 
@@ -59,21 +68,25 @@ def read_match(source: Any) -> MatchInput:
             r.fail(f"alternatives[{i}]", "must be an object", alt)
     candidates = [read_candidate(r, obj, path, len(contexts)) for obj, path in entries if obj is not None]
     r.raise_if_any()
-    return MatchInput(baseline, contexts, tolerance, [BUDGET_OF_MATCH[m] for m in matched],
-                      within, candidates)
+    return MatchInput(baseline, contexts, tolerance, [BUDGET_OF_MATCH[m] for m in matched], within, candidates)
 
 
 def read_candidate(r: Reader, obj: dict, path: str, n_contexts: int) -> Candidate:
     name = r.string(obj, path, "name")
     knobs_obj = r.object(obj, path, "knobs")
-    knobs = {k: r.number(knobs_obj, f"{path}.knobs", k) for k in ("hidden_size", "num_experts", "num_heads",
-                                                                  "num_kv_heads", "head_dim")}
+    knobs = {
+        k: r.number(knobs_obj, f"{path}.knobs", k)
+        for k in ("hidden_size", "num_experts", "num_heads", "num_kv_heads", "head_dim")
+    }
     # One budgets object per context; `budgets` alone (the first context) when the report has one context.
     if "contexts" in obj or n_contexts > 1:
         per_context = r.array(obj, path, "contexts") or []
         if isinstance(obj.get("contexts"), list) and len(per_context) != n_contexts:
-            r.fail(f"{path}.contexts", f"must hold one entry per recipe.contexts ({n_contexts})",
-                   f"{len(per_context)} entries")
+            r.fail(
+                f"{path}.contexts",
+                f"must hold one entry per recipe.contexts ({n_contexts})",
+                f"{len(per_context)} entries",
+            )
         where = [(c, f"{path}.contexts[{i}]") for i, c in enumerate(per_context)]
     else:
         where = [(r.object(obj, path, "budgets"), f"{path}.budgets")]
@@ -93,9 +106,16 @@ class SweepInput:
     rows: list[dict[str, Any]]
 
 
-_SWEEP_FIELDS = (("span_fraction", "number"), ("depth_multiplier", "number"), ("span", "string"),
-                 ("loops", "number"), ("depth", "number"), ("executed_layers", "number"),
-                 ("max_abs_mismatch_pct", "number"), ("within_tolerance", "boolean"))
+_SWEEP_FIELDS = (
+    ("span_fraction", "number"),
+    ("depth_multiplier", "number"),
+    ("span", "string"),
+    ("loops", "number"),
+    ("depth", "number"),
+    ("executed_layers", "number"),
+    ("max_abs_mismatch_pct", "number"),
+    ("within_tolerance", "boolean"),
+)
 
 
 def read_sweep(source: Any) -> SweepInput:
@@ -115,8 +135,7 @@ def read_sweep(source: Any) -> SweepInput:
             out[key] = getattr(r, kind)(row, at, key)
         rows.append(out)
     if not r.errors and not any(row["kind"] == "loop" for row in rows):
-        r.fail("rows", 'hold no loop row (kind "loop"): the span x loops grid is empty (sweep with --spans '
-               "above 0)")
+        r.fail("rows", 'hold no loop row (kind "loop"): the span x loops grid is empty (sweep with --spans above 0)')
     r.raise_if_any()
     return SweepInput(baseline, tolerance, rows)
 
@@ -133,8 +152,10 @@ def read_layers(source: Any) -> LayersInput:
     r = Reader(name, "count report")
     if isinstance(report, list):
         if len(report) != 1:
-            raise ReportError(f"while reading count report '{name}':\n  (top level) = an array of {len(report)} "
-                              "reports: must hold one config's report (count one config)")
+            raise ReportError(
+                f"while reading count report '{name}':\n  (top level) = an array of {len(report)} "
+                "reports: must hold one config's report (count one config)"
+            )
         report = report[0]
     r.header(report, "count", (1,), "smelt-match count --json", "layers")
     model = r.string(report, "", "model")
@@ -149,12 +170,14 @@ def read_layers(source: Any) -> LayersInput:
             r.fail(at, "must be an object", layer)
             continue
         flops, params = r.object(layer, at, "flops_per_visit"), r.object(layer, at, "params")
-        layers.append({
-            "layer": r.number(layer, at, "layer", positive=True),
-            "visits": r.number(layer, at, "visits", positive=True),
-            "flops": {t: r.number(flops, f"{at}.flops_per_visit", t) for t in FLOP_TERMS},
-            "params": {t: r.number(params, f"{at}.params", t) for t in PARAM_TERMS},
-        })
+        layers.append(
+            {
+                "layer": r.number(layer, at, "layer", positive=True),
+                "visits": r.number(layer, at, "visits", positive=True),
+                "flops": {t: r.number(flops, f"{at}.flops_per_visit", t) for t in FLOP_TERMS},
+                "params": {t: r.number(params, f"{at}.params", t) for t in PARAM_TERMS},
+            }
+        )
     r.raise_if_any()
     return LayersInput(model, loop, layers)
 
@@ -177,8 +200,9 @@ def read_frontier(source: Any) -> tuple[FrontierInput, str]:
     laws = []
     for i, law in enumerate(r.array(report, "", "laws", nonempty=True) or []):
         at = f"laws[{i}]"
-        laws.append({"name": r.string(law, at, "name"), "form": r.string(law, at, "form"),
-                     "file": r.string(law, at, "file")})
+        laws.append(
+            {"name": r.string(law, at, "name"), "form": r.string(law, at, "form"), "file": r.string(law, at, "file")}
+        )
     budgets = []
     for i, budget in enumerate(r.array(report, "", "budgets", nonempty=True) or []):
         at = f"budgets[{i}]"
@@ -193,8 +217,11 @@ def read_frontier(source: Any) -> tuple[FrontierInput, str]:
                 out[key] = r.number(point, pa, key, positive=True)
             out["gain"] = None if j == 0 else optional_number(r, point, pa, "gain")
             interval = r.field(point, pa, "gain_interval")
-            if interval is not None and not (isinstance(interval, list) and len(interval) == 2 and all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in interval)):
+            if interval is not None and not (
+                isinstance(interval, list)
+                and len(interval) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in interval)
+            ):
                 r.fail(f"{pa}.gain_interval", "must be null or an array of two numbers", interval)
                 interval = None
             out["gain_interval"] = interval

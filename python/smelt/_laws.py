@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._report import Reader, load_json
+from ._inputs import FrontierInput
+from ._report import Reader, ReportError, load_json
 
 _PARAMS = {"chinchilla": ("E", "A", "B", "alpha", "beta"), "smelt": ("E", "A", "a", "b", "K", "c")}
 
@@ -90,3 +92,55 @@ def resolve(file: str, report_name: str) -> str:
         return file
     beside = os.path.join(os.path.dirname(report_name), file)
     return beside if os.path.exists(beside) else file
+
+
+def frontier_laws(f: FrontierInput, report_name: str, files: Sequence[str] | None) -> list[Law]:
+    """The report's laws, in its order, read from their files: law i is the k-th law of its file when it is
+    the k-th report entry naming that file (frontier reads every law of every file in order)."""
+    if files is not None:
+        names = list(files)
+        read = [law for path in names for law in read_law_file(path, f.sparsity)]
+        if len(read) != len(f.laws):
+            raise ReportError(
+                f"--law files {', '.join(names)}: hold {len(read)} laws: must hold the "
+                f"{len(f.laws)} laws of frontier report '{report_name}'"
+            )
+        return [rename(law, entry["name"]) for law, entry in zip(read, f.laws)]
+    by_file: dict[str, list[Law]] = {}
+    out = []
+    for i, entry in enumerate(f.laws):
+        path = resolve(entry["file"], report_name)
+        if path not in by_file:
+            by_file[path] = read_law_file(path, f.sparsity)
+        k = sum(1 for e in f.laws[:i] if e["file"] == entry["file"])
+        if k >= len(by_file[path]):
+            raise ReportError(
+                f"while reading frontier report '{report_name}':\n  laws[{i}].file = "
+                f'"{entry["file"]}": holds {len(by_file[path])} laws, not the {k + 1} the '
+                "report names there"
+            )
+        out.append(rename(by_file[path][k], entry["name"]))
+    return out
+
+
+def check_agreement(f: FrontierInput, report_name: str, fitted: list[Law]) -> None:
+    """Refuses law files that are not the ones the report was computed from (refitted or edited since): their
+    curves would miss the report's points. The closed form here agrees with the library's to 2.2e-16 relative
+    (one ulp) from 1e16 to 1e28 FLOPs, so 1e-9 only catches a different law."""
+    errors = []
+    for budget in f.budgets:
+        for law, point in zip(fitted, budget["laws"]):
+            loss = law.frontier_loss(budget["compute"])
+            if not math.isclose(loss, point["loss"], rel_tol=1e-9):
+                errors.append(
+                    f"  law '{law.name}' has frontier loss {loss:.9g} at compute {budget['compute']:g}"
+                    f", the report {point['loss']:.9g}: its law file is not the one the report was "
+                    "made from"
+                )
+    if errors:
+        raise ReportError(f"while reading frontier report '{report_name}':\n" + "\n".join(errors))
+
+
+def rename(law: Law, name: str) -> Law:
+    """The report's name for a law (a law file's label, or the file's stem where it has none)."""
+    return Law(name, law.form, law.E, law.P, law.Q, law.p, law.q, law.k)

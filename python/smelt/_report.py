@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 _MISSING = object()
 
@@ -148,8 +149,11 @@ class Reader:
             self.fail("schema_version", "missing (required)")
         elif isinstance(version, bool) or version not in versions:
             listed = " or ".join(str(v) for v in versions)
-            self.fail("schema_version", f"must be {listed}, the version{'s' if len(versions) > 1 else ''} "
-                      f"this plot reads", version)
+            self.fail(
+                "schema_version",
+                f"must be {listed}, the version{'s' if len(versions) > 1 else ''} this plot reads",
+                version,
+            )
         found = report.get("kind", _MISSING)
         if found is _MISSING:
             self.fail("kind", "missing (required)")

@@ -11,20 +11,33 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
 
 from . import _inputs
-from ._laws import Law, read_law_file, resolve
+from ._laws import check_agreement, frontier_laws
 from ._report import ReportError
 
-__all__ = ["KINDS", "ReportError", "plot", "plot_frontier", "plot_layers", "plot_mismatch", "plot_sweep",
-           "output_format", "save"]
+__all__ = [
+    "KINDS",
+    "ReportError",
+    "plot",
+    "plot_frontier",
+    "plot_layers",
+    "plot_mismatch",
+    "plot_sweep",
+    "output_format",
+    "save",
+]
 
-BUDGET_LABELS = {"flops_per_token": "FLOPs per token", "params_non_embedding": "parameters (non-embedding)",
-                 "kv_bytes_per_token": "KV cache bytes per token"}
+BUDGET_LABELS = {
+    "flops_per_token": "FLOPs per token",
+    "params_non_embedding": "parameters (non-embedding)",
+    "kv_bytes_per_token": "KV cache bytes per token",
+}
 _COLORS = matplotlib.colormaps["tab10"].colors
 
 
@@ -32,30 +45,39 @@ def plot_mismatch(report: Any) -> Figure:
     """The three budgets' mismatch (percent, signed) of the best candidate and the alternatives of a derive
     report, one panel per matched context, with the tolerance band. Unmatched budgets are hatched."""
     m = _inputs.read_match(report)
-    fig = Figure(figsize=(max(6.0, 1.6 * len(m.candidates) + 2.5), 1.2 + 2.8 * len(m.contexts)),
-                 layout="constrained")
+    fig = Figure(figsize=(max(6.0, 1.6 * len(m.candidates) + 4.0), 1.4 + 2.8 * len(m.contexts)), layout="constrained")
     axes = fig.subplots(len(m.contexts), 1, squeeze=False, sharex=True)[:, 0]
     width = 0.8 / len(_inputs.BUDGETS)
     for ci, (ax, context) in enumerate(zip(axes, m.contexts)):
-        ax.axhspan(-m.tolerance_pct, m.tolerance_pct, color="tab:green", alpha=0.12,
-                   label=f"tolerance ±{m.tolerance_pct:g}%")
+        ax.axhspan(
+            -m.tolerance_pct, m.tolerance_pct, color="tab:green", alpha=0.12, label=f"tolerance ±{m.tolerance_pct:g}%"
+        )
         ax.axhline(0.0, color="black", linewidth=0.8)
         for bi, budget in enumerate(_inputs.BUDGETS):
             matched = budget in m.matched
             heights = [c.mismatch[ci][budget] for c in m.candidates]
             xs = [i + (bi - 1) * width for i in range(len(m.candidates))]
-            bars = ax.bar(xs, heights, width, color=_COLORS[bi], hatch=None if matched else "//",
-                          alpha=1.0 if matched else 0.45,
-                          label=BUDGET_LABELS[budget] + ("" if matched else " (not matched)"))
+            bars = ax.bar(
+                xs,
+                heights,
+                width,
+                color=_COLORS[bi],
+                hatch=None if matched else "//",
+                alpha=1.0 if matched else 0.45,
+                label=BUDGET_LABELS[budget] + ("" if matched else " (not matched)"),
+            )
             ax.bar_label(bars, fmt="%+.2f%%", fontsize=7, padding=2)
         ax.set_ylabel("mismatch (%)")
         ax.set_title(f"context {context} tokens", fontsize=9, loc="left")
         ax.margins(y=0.25)
     axes[-1].set_xticks(range(len(m.candidates)), [candidate_label(c) for c in m.candidates], fontsize=8)
-    axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     verdict = "within" if m.within_tolerance else "outside"
-    fig.suptitle(f"{m.baseline}: budget mismatch of the derived candidates (best {verdict} the tolerance)",
-                 fontsize=10)
+    fig.suptitle(
+        f"{m.baseline}: budget mismatch of the derived candidates\n(the best is {verdict} the "
+        f"{m.tolerance_pct:g}% tolerance)",
+        fontsize=10,
+    )
     return fig
 
 
@@ -82,25 +104,49 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
     ax = fig.subplots()
     for li, law in enumerate(fitted):
         color = _COLORS[li % len(_COLORS)]
-        ax.plot(grid, [law.frontier_loss(c) for c in grid], color=color, linewidth=2,
-                label=f"{law.name} ({law.form}): compute-optimal frontier", gid=f"frontier:{law.name}")
+        ax.plot(
+            grid,
+            [law.frontier_loss(c) for c in grid],
+            color=color,
+            linewidth=2,
+            label=f"{law.name} ({law.form}): compute-optimal frontier",
+            gid=f"frontier:{law.name}",
+        )
         for bi, budget in enumerate(f.budgets):
             size = budget["laws"][li]["size"]
             iso = [c for c in grid if budget["compute"] / 10 <= c <= budget["compute"] * 10]
-            ax.plot(iso, [law.loss(size, c) for c in iso], color=color, linewidth=0.8, linestyle="--",
-                    label=f"{law.name}: fixed size optimal at each budget" if bi == 0 else None,
-                    gid=f"size:{law.name}:{bi}")
-        ax.plot(computes, [b["laws"][li]["loss"] for b in f.budgets], "o", color=color, markersize=5,
-                gid=f"points:{law.name}")
+            ax.plot(
+                iso,
+                [law.loss(size, c) for c in iso],
+                color=color,
+                linewidth=0.8,
+                linestyle="--",
+                label=f"{law.name}: fixed size optimal at each budget" if bi == 0 else None,
+                gid=f"size:{law.name}:{bi}",
+            )
+        ax.plot(
+            computes,
+            [b["laws"][li]["loss"] for b in f.budgets],
+            "o",
+            color=color,
+            markersize=5,
+            gid=f"points:{law.name}",
+        )
     for li in range(1, len(fitted)):
         for budget in f.budgets:
             point = budget["laws"][li]
             if point["gain"] is None:
                 continue
             c_ref = budget["compute"] / (1.0 - point["gain"])
-            ax.annotate(gain_text(fitted[li].name, point), xy=(budget["compute"], point["loss"]),
-                        xytext=(c_ref, point["loss"]), fontsize=7, ha="left", va="bottom",
-                        arrowprops={"arrowstyle": "->", "color": _COLORS[li % len(_COLORS)]})
+            ax.annotate(
+                gain_text(fitted[li].name, point),
+                xy=(budget["compute"], point["loss"]),
+                xytext=(c_ref, point["loss"]),
+                fontsize=7,
+                ha="left",
+                va="bottom",
+                arrowprops={"arrowstyle": "->", "color": _COLORS[li % len(_COLORS)]},
+            )
     ax.set_xscale("log")
     ax.set_xlabel("training compute C (FLOPs)")
     ax.set_ylabel("loss")
@@ -118,52 +164,6 @@ def gain_text(name: str, point: dict[str, Any]) -> str:
     return text
 
 
-def frontier_laws(f: _inputs.FrontierInput, report_name: str, files: Sequence[str] | None) -> list[Law]:
-    """The report's laws, in its order, read from their files: law i is the k-th law of its file when it is
-    the k-th report entry naming that file (frontier reads every law of every file in order)."""
-    if files is not None:
-        names = list(files)
-        read = [law for path in names for law in read_law_file(path, f.sparsity)]
-        if len(read) != len(f.laws):
-            raise ReportError(f"--law files {', '.join(names)}: hold {len(read)} laws: must hold the "
-                              f"{len(f.laws)} laws of frontier report '{report_name}'")
-        return [rename(law, entry["name"]) for law, entry in zip(read, f.laws)]
-    by_file: dict[str, list[Law]] = {}
-    out = []
-    for i, entry in enumerate(f.laws):
-        path = resolve(entry["file"], report_name)
-        if path not in by_file:
-            by_file[path] = read_law_file(path, f.sparsity)
-        k = sum(1 for e in f.laws[:i] if e["file"] == entry["file"])
-        if k >= len(by_file[path]):
-            raise ReportError(f"while reading frontier report '{report_name}':\n  laws[{i}].file = "
-                              f"\"{entry['file']}\": holds {len(by_file[path])} laws, not the {k + 1} the "
-                              "report names there")
-        out.append(rename(by_file[path][k], entry["name"]))
-    return out
-
-
-def check_agreement(f: _inputs.FrontierInput, report_name: str, fitted: list[Law]) -> None:
-    """Refuses law files that are not the ones the report was computed from (refitted or edited since): their
-    curves would miss the report's points. The closed form here agrees with the library's to 2.2e-16 relative
-    (one ulp) from 1e16 to 1e28 FLOPs, so 1e-9 only catches a different law."""
-    errors = []
-    for budget in f.budgets:
-        for law, point in zip(fitted, budget["laws"]):
-            loss = law.frontier_loss(budget["compute"])
-            if not math.isclose(loss, point["loss"], rel_tol=1e-9):
-                errors.append(f"  law '{law.name}' has frontier loss {loss:.9g} at compute {budget['compute']:g}"
-                              f", the report {point['loss']:.9g}: its law file is not the one the report was "
-                              "made from")
-    if errors:
-        raise ReportError(f"while reading frontier report '{report_name}':\n" + "\n".join(errors))
-
-
-def rename(law: Law, name: str) -> Law:
-    """The report's name for a law (a law file's label, or the file's stem where it has none)."""
-    return Law(name, law.form, law.E, law.P, law.Q, law.p, law.q, law.k)
-
-
 def plot_sweep(report: Any) -> Figure:
     """The matched ablation grid of a sweep report: span fraction (rows) x loop count (columns) as two
     heatmaps, the largest mismatch (percent; cells outside the tolerance marked with a cross) and the executed
@@ -178,13 +178,18 @@ def plot_sweep(report: Any) -> Figure:
     span_names = {}
     for row in loops_rows:
         i, j = spans.index(row["span_fraction"]), loops.index(row["loops"])
-        mismatch[i][j], executed[i][j], within[i][j] = (row["max_abs_mismatch_pct"], row["executed_layers"],
-                                                        row["within_tolerance"])
+        mismatch[i][j], executed[i][j], within[i][j] = (
+            row["max_abs_mismatch_pct"],
+            row["executed_layers"],
+            row["within_tolerance"],
+        )
         span_names[row["span_fraction"]] = row["span"]
     fig = Figure(figsize=(3.2 + 1.6 * len(loops), 2.4 + 0.45 * len(spans)), layout="constrained")
     left, right = fig.subplots(1, 2)
-    panels = ((left, mismatch, "magma_r", f"max |mismatch| (%), tolerance {s.tolerance_pct:g}%", "{:.2f}%"),
-              (right, executed, "Blues", "executed layers per token", "{:g}"))
+    panels = (
+        (left, mismatch, "magma_r", f"max |mismatch| (%), tolerance {s.tolerance_pct:g}%", "{:.2f}%"),
+        (right, executed, "Blues", "executed layers per token", "{:g}"),
+    )
     for ax, values, cmap, title, fmt in panels:
         image = ax.imshow(values, cmap=cmap, aspect="auto")
         fig.colorbar(image, ax=ax, shrink=0.8)
@@ -193,8 +198,15 @@ def plot_sweep(report: Any) -> Figure:
                 if not math.isnan(values[i][j]):
                     mark = "" if within[i][j] or values is executed else " ✗"
                     dark = image.norm(values[i][j]) > 0.5  # white text on the dark half of the colour map
-                    ax.text(j, i, fmt.format(values[i][j]) + mark, ha="center", va="center", fontsize=7,
-                            color="white" if dark else "black")
+                    ax.text(
+                        j,
+                        i,
+                        fmt.format(values[i][j]) + mark,
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if dark else "black",
+                    )
         ax.set_xticks(range(len(loops)), [f"×{n:g}" for n in loops])
         ax.set_yticks(range(len(spans)), [f"{100 * f:g}% ({span_names[f]})" for f in spans])
         ax.set_xlabel("loops")
@@ -202,7 +214,7 @@ def plot_sweep(report: Any) -> Figure:
     left.set_ylabel("looped span (fraction of layers)")
     others = [off_grid_text(row) for row in s.rows if row["kind"] != "loop"]
     if others:
-        lines = ["; ".join(others[i:i + 3]) for i in range(0, len(others), 3)]
+        lines = ["; ".join(others[i : i + 3]) for i in range(0, len(others), 3)]
         fig.text(0.01, 0.0, "\n".join(lines), fontsize=7, va="bottom", gid="off-grid")
         fig.get_layout_engine().set(rect=(0, 0.06 * len(lines), 1, 1 - 0.06 * len(lines)))
     fig.suptitle(f"{s.baseline}: matched sweep ({len(loops_rows)} loop rows)", fontsize=10)
@@ -223,14 +235,23 @@ def plot_layers(report: Any) -> Figure:
     xs = [layer["layer"] for layer in c.layers]
     fig = Figure(figsize=(max(6.0, 0.22 * len(xs) + 2.5), 6.0), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    stack(top, xs, [{t: layer["flops"][t] * layer["visits"] for t in _inputs.FLOP_TERMS} for layer in c.layers],
-          _inputs.FLOP_TERMS)
+    stack(
+        top,
+        xs,
+        [{t: layer["flops"][t] * layer["visits"] for t in _inputs.FLOP_TERMS} for layer in c.layers],
+        _inputs.FLOP_TERMS,
+    )
     stack(bottom, xs, [layer["params"] for layer in c.layers], _inputs.PARAM_TERMS)
     if c.loop is not None:
         first, last = (int(v) for v in c.loop["span"].split("-"))
         for ax in (top, bottom):
-            ax.axvspan(first - 0.5, last + 0.5, color="tab:orange", alpha=0.12,
-                       label=f"looped span {c.loop['span']} (×{c.loop['count']:g})")
+            ax.axvspan(
+                first - 0.5,
+                last + 0.5,
+                color="tab:orange",
+                alpha=0.12,
+                label=f"looped span {c.loop['span']} (×{c.loop['count']:g})",
+            )
     for layer in c.layers:
         if layer["visits"] > 1:
             total = sum(layer["flops"][t] for t in _inputs.FLOP_TERMS) * layer["visits"]
@@ -257,8 +278,12 @@ def stack(ax: Any, xs: list[float], rows: list[dict[str, float]], terms: Sequenc
         below = [b + h for b, h in zip(below, heights)]
 
 
-KINDS: dict[str, Callable[..., Figure]] = {"mismatch": plot_mismatch, "frontier": plot_frontier,
-                                           "sweep": plot_sweep, "layers": plot_layers}
+KINDS: dict[str, Callable[..., Figure]] = {
+    "mismatch": plot_mismatch,
+    "frontier": plot_frontier,
+    "sweep": plot_sweep,
+    "layers": plot_layers,
+}
 _FORMATS = {".png": "png", ".svg": "svg"}
 
 
@@ -267,7 +292,7 @@ def output_format(path: str | os.PathLike[str]) -> str:
     name = os.fspath(path)
     fmt = _FORMATS.get(os.path.splitext(name)[1].lower())
     if fmt is None:
-        raise ReportError(f"out = \"{name}\": must end in .png or .svg (the format is taken from the suffix)")
+        raise ReportError(f'out = "{name}": must end in .png or .svg (the format is taken from the suffix)')
     return fmt
 
 
@@ -307,7 +332,7 @@ def _umask() -> int:
 def plot(kind: str, report: Any, out: str | os.PathLike[str] | None = None, **options: Any) -> Figure:
     """The figure of one KIND (mismatch, frontier, sweep, layers) of a report; saved to out when given."""
     if kind not in KINDS:
-        raise ReportError(f"plot kind = \"{kind}\": must be one of {', '.join(KINDS)}")
+        raise ReportError(f'plot kind = "{kind}": must be one of {", ".join(KINDS)}')
     if out is not None:
         output_format(out)
     fig = KINDS[kind](report, **options)

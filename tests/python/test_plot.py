@@ -1,57 +1,25 @@
-"""Tests of smelt.plot and `python -m smelt plot` (docs/plots.md).
-
-The reports come from the built smelt-match (SMELT_MATCH, else build/dev/cli/smelt-match) run on the examples;
-each test reads the plotted numbers back from the matplotlib artists and asserts that they equal the report's.
-"""
+"""Tests of smelt.plot (docs/plots.md): each test reads the plotted numbers back from the matplotlib artists and
+asserts that they equal the numbers of the report smelt-match wrote (tests/python/plot_reports.py makes them)."""
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import matplotlib
 import pytest
-from matplotlib.figure import Figure
 
-from smelt import plot
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # plot_reports, whatever the import mode
+import plot_reports  # noqa: E402
+from plot_reports import DATA, EXAMPLES, bad, line, run_json, smelt_match, write  # noqa: E402
+from smelt import plot  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-DATA = ROOT / "tests" / "data"
-
-
-def smelt_match() -> str:
-    path = os.environ.get("SMELT_MATCH", str(ROOT / "build" / "dev" / "cli" / "smelt-match"))
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"smelt-match not found at {path}: build it (cmake --build --preset dev --target "
-                    "smelt-match) or set SMELT_MATCH")
-    return path
-
-
-def run_json(*args: str, cwd: Path | None = None) -> dict:
-    done = subprocess.run([smelt_match(), *args], capture_output=True, text=True, cwd=cwd, check=True)
-    return json.loads(done.stdout)
-
-
-def write(path: Path, report: dict) -> Path:
-    path.write_text(json.dumps(report))
-    return path
-
-
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "smelt", "plot", *args], capture_output=True, text=True,
-                          cwd=cwd, env=os.environ.copy())
-
-
-@pytest.fixture(scope="module")
-def derive_report() -> dict:
-    # Two contexts, so that the plot has one panel per context and FLOPs and KV differ between them.
-    return run_json("derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--json", "--top", "3",
-                    "--context", "4096,32768")
+# The module-scoped fixtures of the reports (made once per test module).
+derive_report = plot_reports.derive_report
+frontier_files = plot_reports.frontier_files
+looped_count = plot_reports.looped_count
 
 
 def test_mismatch_bars_are_the_reports_mismatches_per_candidate_and_context(derive_report):
@@ -75,17 +43,21 @@ def test_mismatch_bars_are_the_reports_mismatches_per_candidate_and_context(deri
     # The KV cache per token changes with the context; the parameters do not.
     kv = [ax.containers[2][0].get_height() for ax in axes]
     params = [ax.containers[1][0].get_height() for ax in axes]
-    assert params[0] == params[1] and kv == [c["kv_bytes_per_token"]["mismatch_pct"]
-                                             for c in derive_report["best"]["contexts"]]
+    assert params[0] == params[1] and kv == [
+        c["kv_bytes_per_token"]["mismatch_pct"] for c in derive_report["best"]["contexts"]
+    ]
     ticks = [t.get_text() for t in axes[-1].get_xticklabels()]
     k = derive_report["best"]["knobs"]
-    assert ticks[0] == (f"smelt-baseline-54b-smelt\nH {k['hidden_size']}, E {k['num_experts']}, "
-                        f"{k['num_heads']}/{k['num_kv_heads']}/{k['head_dim']}")
+    assert ticks[0] == (
+        f"smelt-baseline-54b-smelt\nH {k['hidden_size']}, E {k['num_experts']}, "
+        f"{k['num_heads']}/{k['num_kv_heads']}/{k['head_dim']}"
+    )
 
 
 def test_mismatch_hatches_the_budgets_that_were_not_matched():
-    report = run_json("derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--json", "--top", "1",
-                      "--match", "flops,params")
+    report = run_json(
+        "derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--json", "--top", "1", "--match", "flops,params"
+    )
     ax = plot.plot_mismatch(report).axes[0]
     assert [c.get_label() for c in ax.containers][2] == "KV cache bytes per token (not matched)"
     assert ax.containers[2][0].get_hatch() == "//" and ax.containers[0][0].get_hatch() is None
@@ -93,19 +65,26 @@ def test_mismatch_hatches_the_budgets_that_were_not_matched():
     assert ax.containers[2][0].get_height() == report["best"]["budgets"]["kv_bytes_per_token"]["mismatch_pct"]
 
 
-@pytest.fixture(scope="module")
-def frontier_files(tmp_path_factory) -> tuple[Path, dict]:
-    folder = tmp_path_factory.mktemp("frontier")
-    subprocess.run([smelt_match(), "fit", str(EXAMPLES / "runs-dense-looped.csv"), "--group-by", "arch",
-                    "--out", "laws.json"], cwd=folder, check=True, capture_output=True)
-    report = run_json("frontier", "--law", "laws.json", "--budget", "1e20,1e21,1e22", "--json", cwd=folder)
-    return write(folder / "frontier.json", report), report
-
-
-def line(ax, gid: str):
-    found = [x for x in ax.lines if x.get_gid() == gid]
-    assert len(found) == 1, gid
-    return found[0]
+def test_mismatch_of_an_mla_baseline_names_its_kept_attention_and_the_miss():
+    # An MLA Baseline keeps its attention, so its KV cache grows with the loop: outside the tolerance (exit 3).
+    done = subprocess.run(
+        [smelt_match(), "derive", str(EXAMPLES / "deepseek-v3-mla.json"), "--json", "--top", "2"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 3
+    report = json.loads(done.stdout)
+    fig = plot.plot_mismatch(report)
+    k = report["best"]["knobs"]
+    assert k["head_dim"] == 0
+    tick = fig.axes[0].get_xticklabels()[0].get_text()
+    assert tick == f"deepseek-v3-mla-smelt\nH {k['hidden_size']}, E {k['num_experts']}, {k['num_heads']}/MLA"
+    assert (
+        fig.axes[0].containers[2][0].get_height()
+        == report["best"]["budgets"]["kv_bytes_per_token"]["mismatch_pct"]
+        > 1.0
+    )
+    assert fig.get_suptitle().endswith("(the best is outside the 1% tolerance)")
 
 
 def test_frontier_curves_pass_through_the_reports_points_and_arrows_show_the_gain(frontier_files):
@@ -142,8 +121,16 @@ def test_frontier_curves_pass_through_the_reports_points_and_arrows_show_the_gai
 
 
 def test_frontier_of_the_worked_example_gives_its_hand_computed_numbers(tmp_path):
-    report = run_json("frontier", "--law", str(DATA / "law-ref.json"), "--law", str(DATA / "law-target.json"),
-                      "--budget", "1e20,1e22", "--json")
+    report = run_json(
+        "frontier",
+        "--law",
+        str(DATA / "law-ref.json"),
+        "--law",
+        str(DATA / "law-target.json"),
+        "--budget",
+        "1e20,1e22",
+        "--json",
+    )
     ax = plot.plot_frontier(report).axes[0]
     xs, ys = list(line(ax, "frontier:dense").get_xdata()), list(line(ax, "frontier:dense").get_ydata())
     # docs/scaling.md: L* = 1.8169 + 0.1660406801 + 0.1578702803 = 2.1408109604 at C = 1e22.
@@ -154,8 +141,18 @@ def test_frontier_of_the_worked_example_gives_its_hand_computed_numbers(tmp_path
 
 
 def test_frontier_of_a_smelt_law_at_a_sparsity_follows_the_report(tmp_path):
-    report = run_json("frontier", "--law", str(DATA / "law-ref.json"), "--law", str(DATA / "law-smelt.json"),
-                      "--budget", "1e20,1e22,1e24", "--sparsity", "0.85", "--json")
+    report = run_json(
+        "frontier",
+        "--law",
+        str(DATA / "law-ref.json"),
+        "--law",
+        str(DATA / "law-smelt.json"),
+        "--budget",
+        "1e20,1e22,1e24",
+        "--sparsity",
+        "0.85",
+        "--json",
+    )
     ax = plot.plot_frontier(report).axes[0]
     frontier = line(ax, "frontier:sparse")
     xs, ys = list(frontier.get_xdata()), list(frontier.get_ydata())
@@ -178,8 +175,10 @@ def test_a_law_file_changed_since_the_report_is_refused(tmp_path, frontier_files
     lines = err.splitlines()
     assert lines[0] == f"smelt: error: while reading frontier report '{copy}':"
     assert len(lines) == 4 and all(x.startswith("  law 'looped' has frontier loss ") for x in lines[1:])
-    assert lines[1].endswith(f"at compute 1e+20, the report {report['budgets'][0]['laws'][1]['loss']:.9g}: its "
-                             "law file is not the one the report was made from")
+    assert lines[1].endswith(
+        f"at compute 1e+20, the report {report['budgets'][0]['laws'][1]['loss']:.9g}: its "
+        "law file is not the one the report was made from"
+    )
 
 
 def test_sweep_heatmaps_hold_the_reports_mismatch_and_executed_depth(tmp_path):
@@ -196,21 +195,17 @@ def test_sweep_heatmaps_hold_the_reports_mismatch_and_executed_depth(tmp_path):
         assert mismatch[i, j] == row["max_abs_mismatch_pct"]
         assert executed[i, j] == row["executed_layers"]
     assert executed[3].tolist() == [24, 36, 48]  # 12 layers all looped 2, 3, 4 times
-    assert [t.get_text() for t in mismatch_ax.get_yticklabels()] == ["25% (5-7)", "50% (4-9)", "75% (2-10)",
-                                                                     "100% (1-12)"]
+    assert [t.get_text() for t in mismatch_ax.get_yticklabels()] == [
+        "25% (5-7)",
+        "50% (4-9)",
+        "75% (2-10)",
+        "100% (1-12)",
+    ]
     assert [t.get_text() for t in mismatch_ax.get_xticklabels()] == ["×2", "×3", "×4"]
     cell = mismatch_ax.texts[0].get_text()
     assert cell == f"{rows[0]['max_abs_mismatch_pct']:.2f}% ✗"  # 1.56%: outside the 1% tolerance
     off_grid = [t.get_text() for t in fig.texts if t.get_gid() == "off-grid"]
     assert off_grid[0].startswith("baseline: 12 layers, max 0.000% (yes); depth 0.5x: 6 layers, max 0.391% (yes)")
-
-
-@pytest.fixture(scope="module")
-def looped_count(tmp_path_factory) -> dict:
-    folder = tmp_path_factory.mktemp("layers")
-    subprocess.run([smelt_match(), "derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--out",
-                    "smelt.json"], cwd=folder, check=True, capture_output=True)
-    return run_json("count", "smelt.json", "--json", cwd=folder)
 
 
 def test_layers_stack_each_terms_flops_per_token_and_parameters_and_mark_the_loop(looped_count):
@@ -234,123 +229,3 @@ def test_layers_stack_each_terms_flops_per_token_and_parameters_and_mark_the_loo
     assert [int(t.get_position()[0]) for t in marks] == list(range(8, 23))  # the 15 looped layers
     span = [p for p in top.patches if p.get_label() == "looped span 8-22 (×2)"]
     assert len(span) == 1 and (span[0].get_x(), span[0].get_width()) == (7.5, 15.0)
-
-
-def test_the_command_writes_each_kind(tmp_path, derive_report, frontier_files, looped_count):
-    inputs = {"mismatch": write(tmp_path / "derive.json", derive_report), "frontier": frontier_files[0],
-              "layers": write(tmp_path / "count.json", looped_count)}
-    for kind, path in inputs.items():
-        out = tmp_path / f"{kind}.svg"
-        done = run_cli(kind, str(path), "--out", str(out))
-        assert (done.returncode, done.stdout) == (0, "")
-        assert done.stderr == f"smelt: wrote {kind} plot of '{path}' to {out}\n"
-        assert out.read_text().startswith("<?xml") and not list(tmp_path.glob(".*.tmp"))
-        mask = os.umask(0o022)
-        os.umask(mask)
-        assert out.stat().st_mode & 0o777 == 0o666 & ~mask  # as open() would create it, not mkstemp's 0600
-    out = tmp_path / "layers.png"
-    assert run_cli("layers", str(inputs["layers"]), "--out", str(out)).returncode == 0
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_the_same_report_gives_the_same_bytes(tmp_path, looped_count):
-    for suffix in (".png", ".svg"):
-        a, b = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
-        plot.plot("layers", looped_count, out=a)
-        plot.plot("layers", looped_count, out=b)
-        assert a.read_bytes() == b.read_bytes()
-
-
-def bad(tmp_path: Path, *args: str) -> tuple[int, str]:
-    out = tmp_path / "out.png"
-    done = run_cli(*args, "--out", str(out)) if "--out" not in args else run_cli(*args)
-    assert done.stdout == "" and not out.exists() and not list(tmp_path.glob(".*.tmp"))
-    return done.returncode, done.stderr
-
-
-def test_a_report_of_another_kind_is_refused_naming_the_file_field_and_rule(tmp_path, looped_count):
-    path = write(tmp_path / "count.json", looped_count)
-    assert bad(tmp_path, "mismatch", str(path)) == (
-        2, f"smelt: error: while reading match report '{path}':\n  kind = \"count\": must be \"match\" for a "
-        "mismatch plot (the report of smelt-match derive --json)\n")
-
-
-def test_every_bad_field_is_listed_at_once(tmp_path, derive_report):
-    report = json.loads(json.dumps(derive_report))
-    report["best"]["contexts"][1]["kv_bytes_per_token"]["mismatch_pct"] = "x"
-    del report["recipe"]["tolerance_pct"]
-    report["alternatives"][0]["knobs"]["hidden_size"] = None
-    path = write(tmp_path / "derive.json", report)
-    assert bad(tmp_path, "mismatch", str(path)) == (
-        2, f"smelt: error: while reading match report '{path}':\n"
-        "  recipe.tolerance_pct: missing (required)\n"
-        "  best.contexts[1].kv_bytes_per_token.mismatch_pct = \"x\": must be a finite number\n"
-        "  alternatives[0].knobs.hidden_size = null: must be a finite number\n")
-
-
-def test_bad_files_and_outputs_get_their_own_exit_codes(tmp_path, looped_count):
-    (tmp_path / "broken.json").write_text('{"kind": ')
-    assert bad(tmp_path, "layers", str(tmp_path / "broken.json")) == (
-        2, f"smelt: error: while reading count report '{tmp_path / 'broken.json'}':\n"
-        "  not JSON: Expecting value at line 1, column 10\n")
-    assert bad(tmp_path, "layers", str(tmp_path / "none.json")) == (
-        4, f"smelt: error: cannot read count report '{tmp_path / 'none.json'}': No such file or directory\n")
-    path = write(tmp_path / "count.json", looped_count)
-    assert bad(tmp_path, "layers", str(path), "--out", str(tmp_path / "out.pdf")) == (
-        2, f"smelt: error: out = \"{tmp_path / 'out.pdf'}\": must end in .png or .svg (the format is taken "
-        "from the suffix)\n")
-    assert not (tmp_path / "out.pdf").exists()
-    missing = tmp_path / "no-folder" / "out.png"
-    assert bad(tmp_path, "layers", str(path), "--out", str(missing)) == (
-        4, f"smelt: error: cannot write plot '{missing}': No such file or directory\n")
-    code, err = bad(tmp_path, "pie", str(path))
-    assert code == 2 and "argument kind: invalid choice: 'pie'" in err
-
-
-def test_a_frontier_report_whose_law_file_is_gone_names_it(tmp_path, frontier_files):
-    report = json.loads(frontier_files[0].read_text())
-    path = write(tmp_path / "frontier.json", report)  # laws.json is not beside this copy
-    assert bad(tmp_path, "frontier", str(path)) == (
-        4, "smelt: error: cannot read laws 'laws.json': No such file or directory\n")
-    laws = str(frontier_files[0].parent / "laws.json")
-    out = tmp_path / "frontier.png"
-    assert run_cli("frontier", str(path), "--law", laws, "--out", str(out)).returncode == 0 and out.exists()
-    assert bad(tmp_path, "frontier", str(path), "--law", str(DATA / "law-ref.json")) == (
-        2, f"smelt: error: --law files {DATA / 'law-ref.json'}: hold 1 laws: must hold the 2 laws of frontier "
-        f"report '{path}'\n")
-
-
-@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
-def test_a_failed_save_leaves_no_file_and_an_old_one_unchanged(tmp_path, monkeypatch, looped_count, error):
-    fig = plot.plot_layers(looped_count)
-    out = tmp_path / "layers.png"
-
-    def half_written(self, fname, **kwargs):
-        fname.write(b"\x89PNG partial")
-        raise error
-
-    monkeypatch.setattr(Figure, "savefig", half_written)
-    with pytest.raises(type(error)):
-        plot.save(fig, out)
-    assert list(tmp_path.iterdir()) == []
-    out.write_bytes(b"old picture")
-    with pytest.raises(type(error)):
-        plot.save(fig, out)
-    assert list(tmp_path.iterdir()) == [out] and out.read_bytes() == b"old picture"
-
-
-def test_plot_imports_nothing_compiled_and_the_command_imports_plot_only_to_plot():
-    # The plots read JSON only: their modules import the standard library, matplotlib and each other.
-    allowed = {"__future__", "dataclasses", "json", "math", "os", "tempfile", "typing", "matplotlib",
-               "matplotlib.figure", "_inputs", "_laws", "_report"}
-    package = Path(plot.__file__).parent
-    for module in ("plot", "_inputs", "_laws", "_report"):
-        tree = ast.parse((package / f"{module}.py").read_text())
-        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.module
-                  for a in n.names}
-        assert names <= allowed, (module, names - allowed)
-    code = "import sys, smelt.__main__; print('smelt.plot' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout == "False\n"
