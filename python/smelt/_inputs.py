@@ -7,6 +7,7 @@ own numbers, unchanged, so the plot can be tested against the report.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,7 @@ def read_match(source: Any) -> MatchInput:
     tolerance = r.number(recipe, "recipe", "tolerance_pct")
     matched = r.array(recipe, "recipe", "match", nonempty=True) or []
     for i, m in enumerate(matched):
-        if m not in BUDGET_OF_MATCH:
+        if not isinstance(m, str) or m not in BUDGET_OF_MATCH:
             r.fail(f"recipe.match[{i}]", 'must be "flops", "params" or "kv"', m)
     within = r.boolean(report, "", "within_tolerance")
     baseline = r.string(r.object(report, "", "baseline"), "baseline", "name")
@@ -75,7 +76,7 @@ def read_candidate(r: Reader, obj: dict, path: str, n_contexts: int) -> Candidat
     name = r.string(obj, path, "name")
     knobs_obj = r.object(obj, path, "knobs")
     knobs = {
-        k: r.number(knobs_obj, f"{path}.knobs", k)
+        k: r.integer(knobs_obj, f"{path}.knobs", k)
         for k in ("hidden_size", "num_experts", "num_heads", "num_kv_heads", "head_dim")
     }
     # One budgets object per context; `budgets` alone (the first context) when the report has one context.
@@ -110,9 +111,9 @@ _SWEEP_FIELDS = (
     ("span_fraction", "number"),
     ("depth_multiplier", "number"),
     ("span", "string"),
-    ("loops", "number"),
-    ("depth", "number"),
-    ("executed_layers", "number"),
+    ("loops", "integer"),
+    ("depth", "integer"),
+    ("executed_layers", "integer"),
     ("max_abs_mismatch_pct", "number"),
     ("within_tolerance", "boolean"),
 )
@@ -161,8 +162,11 @@ def read_layers(source: Any) -> LayersInput:
     model = r.string(report, "", "model")
     loop = r.object(report, "", "loop") if isinstance(report, dict) and "loop" in report else None
     if loop is not None:
-        r.string(loop, "loop", "span")
-        r.number(loop, "loop", "count", positive=True)
+        span = r.string(loop, "loop", "span")
+        if span is not None and not valid_span(span, stored_layers(report)):
+            r.fail("loop.span", 'must be "first-last", 1-based layers with first <= last <= layers_stored', span)
+            loop = None
+        r.integer(loop, "loop", "count", minimum=1)
     layers = []
     for i, layer in enumerate(r.array(report, "", "layers", nonempty=True) or []):
         at = f"layers[{i}]"
@@ -172,8 +176,8 @@ def read_layers(source: Any) -> LayersInput:
         flops, params = r.object(layer, at, "flops_per_visit"), r.object(layer, at, "params")
         layers.append(
             {
-                "layer": r.number(layer, at, "layer", positive=True),
-                "visits": r.number(layer, at, "visits", positive=True),
+                "layer": r.integer(layer, at, "layer", minimum=1),
+                "visits": r.integer(layer, at, "visits", minimum=1),
                 "flops": {t: r.number(flops, f"{at}.flops_per_visit", t) for t in FLOP_TERMS},
                 "params": {t: r.number(params, f"{at}.params", t) for t in PARAM_TERMS},
             }
@@ -198,29 +202,29 @@ def read_frontier(source: Any) -> tuple[FrontierInput, str]:
     reference = r.string(report, "", "reference")
     sparsity = r.number(report, "", "sparsity")
     laws = []
-    for i, law in enumerate(r.array(report, "", "laws", nonempty=True) or []):
-        at = f"laws[{i}]"
+    for at, law in r.objects(report, "", "laws", nonempty=True):
         laws.append(
             {"name": r.string(law, at, "name"), "form": r.string(law, at, "form"), "file": r.string(law, at, "file")}
         )
     budgets = []
-    for i, budget in enumerate(r.array(report, "", "budgets", nonempty=True) or []):
-        at = f"budgets[{i}]"
+    for at, budget in r.objects(report, "", "budgets", nonempty=True):
         points = []
-        entries = r.array(budget, at, "laws") or []
-        if entries and len(entries) != len(laws):
+        entries = r.objects(budget, at, "laws")
+        if len(entries) != len(laws):
             r.fail(f"{at}.laws", f"must hold one entry per law ({len(laws)})", f"{len(entries)} entries")
-        for j, point in enumerate(entries):
-            pa = f"{at}.laws[{j}]"
+        for j, (pa, point) in enumerate(entries):
             out = {"name": r.string(point, pa, "name")}
             for key in ("size", "tokens", "loss"):
                 out[key] = r.number(point, pa, key, positive=True)
             out["gain"] = None if j == 0 else optional_number(r, point, pa, "gain")
+            if out["gain"] is not None and out["gain"] >= 1:
+                r.fail(f"{pa}.gain", "must be below 1 (the gain 1 - C / C_ref, C_ref finite)", out["gain"])
+                out["gain"] = None
             interval = r.field(point, pa, "gain_interval")
             if interval is not None and not (
                 isinstance(interval, list)
                 and len(interval) == 2
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in interval)
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in interval)
             ):
                 r.fail(f"{pa}.gain_interval", "must be null or an array of two numbers", interval)
                 interval = None
@@ -229,6 +233,18 @@ def read_frontier(source: Any) -> tuple[FrontierInput, str]:
         budgets.append({"compute": r.number(budget, at, "compute", positive=True), "laws": points})
     r.raise_if_any()
     return FrontierInput(reference, sparsity, laws, budgets), name
+
+
+def stored_layers(report: dict) -> int:
+    layers = report.get("layers")
+    return len(layers) if isinstance(layers, list) else 0
+
+
+def valid_span(span: str, layers: int) -> bool:
+    first, _, last = span.partition("-")
+    if not (first.isdigit() and last.isdigit()):
+        return False
+    return 1 <= int(first) <= int(last) <= max(layers, 1)
 
 
 def optional_number(r: Reader, obj: Any, path: str, key: str) -> float | None:

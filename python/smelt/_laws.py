@@ -53,21 +53,30 @@ class Law:
     def frontier_loss(self, compute: float) -> float:
         return self.loss(self.optimal_size(compute), compute)
 
+    @staticmethod
+    def safe(f, *args: float) -> float:
+        """f(*args), or NaN where a hand-edited law or report leaves the doubles (matplotlib skips NaN)."""
+        try:
+            return f(*args)
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return math.nan
+
 
 def read_law_file(path: str, sparsity: float) -> list[Law]:
     """Every law of a law file (``fit --out``) or a single hand-written law object, in file order."""
     data, name = load_json(path, "laws")
     r = Reader(name, "laws")
     if isinstance(data, dict) and "laws" in data:
-        entries = r.array(data, "", "laws", nonempty=True) or []
-        prefix = "laws"
+        entries = r.objects(data, "", "laws", nonempty=True)
+    elif isinstance(data, dict):
+        entries = [("", data)]
     else:
-        entries, prefix = [data], ""
+        r.fail("(top level)", "must be a law file object or a law object", data)
+        entries = []
     laws: list[Law] = []
-    for i, entry in enumerate(entries):
-        path_i = f"{prefix}[{i}]" if prefix else ""
+    for path_i, entry in entries:
         form = r.string(entry, path_i, "form", allowed=tuple(_PARAMS))
-        label = entry.get("label", "") if isinstance(entry, dict) else ""
+        label = entry.get("label", "")
         params = r.object(entry, path_i, "params")
         if form is None or params is None:
             continue
@@ -130,13 +139,19 @@ def check_agreement(f: FrontierInput, report_name: str, fitted: list[Law]) -> No
     errors = []
     for budget in f.budgets:
         for law, point in zip(fitted, budget["laws"]):
-            loss = law.frontier_loss(budget["compute"])
+            at = f"  law '{law.name}' has"
+            size, loss = law.safe(law.optimal_size, budget["compute"]), law.safe(law.frontier_loss, budget["compute"])
             if not math.isclose(loss, point["loss"], rel_tol=1e-9):
                 errors.append(
-                    f"  law '{law.name}' has frontier loss {loss:.9g} at compute {budget['compute']:g}"
-                    f", the report {point['loss']:.9g}: its law file is not the one the report was "
-                    "made from"
+                    f"{at} frontier loss {loss:.9g} at compute {budget['compute']:g}, the report {point['loss']:.9g}"
                 )
+            elif not math.isclose(size, point["size"], rel_tol=1e-9):
+                errors.append(
+                    f"{at} optimal size {size:.9g} at compute {budget['compute']:g}, the report {point['size']:.9g}"
+                )
+            else:
+                continue
+            errors[-1] += ": its law file is not the one the report was made from"
     if errors:
         raise ReportError(f"while reading frontier report '{report_name}':\n" + "\n".join(errors))
 

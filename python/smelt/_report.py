@@ -105,15 +105,40 @@ class Reader:
             return None
         return value
 
+    def objects(self, obj: Any, path: str, key: str, nonempty: bool = False) -> list[tuple[str, dict]]:
+        """The object entries of an array, each with its path; an entry of another type is recorded."""
+        out = []
+        for i, entry in enumerate(self.array(obj, path, key, nonempty) or []):
+            at = f"{join(path, key)}[{i}]"
+            if isinstance(entry, dict):
+                out.append((at, entry))
+            else:
+                self.fail(at, "must be an object", entry)
+        return out
+
     def number(self, obj: Any, path: str, key: str, positive: bool = False) -> float | None:
         value = self.get(obj, path, key)
         if value is _MISSING:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        try:  # as a double: an integer past 2^63 would overflow matplotlib's arithmetic, one past 1e308 a double
+            number = None if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
+        except OverflowError:
+            number = None
+        if number is None or not math.isfinite(number):
             self.fail(join(path, key), "must be a finite number", value)
             return None
+        value = number
         if positive and value <= 0:
             self.fail(join(path, key), "must be a positive number", value)
+            return None
+        return value
+
+    def integer(self, obj: Any, path: str, key: str, minimum: int = 0) -> int | None:
+        value = self.get(obj, path, key)
+        if value is _MISSING:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value < 2**53:
+            self.fail(join(path, key), f"must be an integer from {minimum} to 2^53", value)
             return None
         return value
 
@@ -142,7 +167,10 @@ class Reader:
     def header(self, report: Any, kind: str, versions: tuple[int, ...], writer: str, plot: str) -> None:
         """Checks `schema_version` and `kind` first: a report of another kind would only give confusing errors."""
         if not isinstance(report, dict):
-            self.fail("(top level)", f"must be an object, the report of {writer}", type(report).__name__)
+            found = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(
+                type(report), "a number"
+            )
+            self.fail("(top level)", f"must be an object, the report of {writer}; found {found}")
             self.raise_if_any()
         version = report.get("schema_version", _MISSING)
         if version is _MISSING:

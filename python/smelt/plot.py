@@ -98,7 +98,7 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
     fitted = frontier_laws(f, name, laws)
     check_agreement(f, name, fitted)
     computes = [b["compute"] for b in f.budgets]
-    lo, hi = math.log10(min(computes)) - 1.0, math.log10(max(computes)) + 1.0
+    lo, hi = max(math.log10(min(computes)) - 1.0, -307.0), min(math.log10(max(computes)) + 1.0, 307.0)
     grid = sorted(set([10 ** (lo + (hi - lo) * i / (points - 1)) for i in range(points)] + computes))
     fig = Figure(figsize=(7.5, 4.8), layout="constrained")
     ax = fig.subplots()
@@ -106,7 +106,7 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
         color = _COLORS[li % len(_COLORS)]
         ax.plot(
             grid,
-            [law.frontier_loss(c) for c in grid],
+            [law.safe(law.frontier_loss, c) for c in grid],
             color=color,
             linewidth=2,
             label=f"{law.name} ({law.form}): compute-optimal frontier",
@@ -117,7 +117,7 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
             iso = [c for c in grid if budget["compute"] / 10 <= c <= budget["compute"] * 10]
             ax.plot(
                 iso,
-                [law.loss(size, c) for c in iso],
+                [law.safe(law.loss, size, c) for c in iso],
                 color=color,
                 linewidth=0.8,
                 linestyle="--",

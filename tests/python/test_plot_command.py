@@ -72,7 +72,7 @@ def test_every_bad_field_is_listed_at_once(tmp_path, derive_report):
         f"smelt: error: while reading match report '{path}':\n"
         "  recipe.tolerance_pct: missing (required)\n"
         '  best.contexts[1].kv_bytes_per_token.mismatch_pct = "x": must be a finite number\n'
-        "  alternatives[0].knobs.hidden_size = null: must be a finite number\n",
+        "  alternatives[0].knobs.hidden_size = null: must be an integer from 0 to 2^53\n",
     )
 
 
