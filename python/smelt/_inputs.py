@@ -136,7 +136,7 @@ def read_sweep(source: Any) -> SweepInput:
             out[key] = getattr(r, kind)(row, at, key)
         rows.append(out)
     if not r.errors and not any(row["kind"] == "loop" for row in rows):
-        r.fail("rows", 'hold no loop row (kind "loop"): the span x loops grid is empty (sweep with --spans above 0)')
+        r.fail("rows", 'must hold a loop row (kind "loop") for the span x loops grid: sweep with --spans above 0')
     r.raise_if_any()
     return SweepInput(baseline, tolerance, rows)
 

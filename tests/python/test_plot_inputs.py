@@ -109,3 +109,16 @@ def test_a_report_that_is_not_an_object_is_named():
         "while reading sweep report '<list>':\n"
         "  (top level): must be an object, the report of smelt-match sweep --json; found an array"
     )
+
+
+def test_a_sweep_without_loop_rows_says_how_to_get_them():
+    report = plot_reports.run_json(
+        "sweep", str(plot_reports.EXAMPLES / "smelt-baseline-12l.json"), "--spans", "0", "--json"
+    )
+    assert [row["kind"] for row in report["rows"]] == ["baseline", "depth", "depth", "depth", "depth"]
+    with pytest.raises(plot.ReportError) as e:
+        plot.plot_sweep(report)
+    assert str(e.value) == (
+        "while reading sweep report '<dict>':\n"
+        '  rows: must hold a loop row (kind "loop") for the span x loops grid: sweep with --spans above 0'
+    )
