@@ -94,6 +94,8 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
     budget: an arrow from the reference's compute C_ref = C / (1 - gain) to the law's C at the same loss.
 
     ``laws`` lists the law files (``fit --out``) in place of the ones the report names in ``laws[i].file``."""
+    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 100_000:
+        raise ReportError(f"points = {points!r}: must be an integer from 2 to 100000 (curve points per law)")
     f, name = _inputs.read_frontier(report)
     fitted = frontier_laws(f, name, laws)
     check_agreement(f, name, fitted)

@@ -122,3 +122,9 @@ def test_a_sweep_without_loop_rows_says_how_to_get_them():
         "while reading sweep report '<dict>':\n"
         '  rows: must hold a loop row (kind "loop") for the span x loops grid: sweep with --spans above 0'
     )
+
+
+def test_too_few_curve_points_are_refused_before_the_report_is_read():
+    with pytest.raises(plot.ReportError) as e:
+        plot.plot_frontier("never-read.json", points=1)
+    assert str(e.value) == "points = 1: must be an integer from 2 to 100000 (curve points per law)"
