@@ -16,7 +16,11 @@ cd "$work"
 "$cli" sweep "$root/examples/smelt-baseline-12l.json" --json >sweep.json
 "$cli" fit "$root/examples/runs-dense-looped.csv" --group-by arch --bootstrap 200 --out laws.json >/dev/null 2>&1
 "$cli" frontier --law laws.json --budget 1e20,1e21,1e22 --json >frontier.json
-for plot in "mismatch derive.json" "layers count.json" "sweep sweep.json" "frontier frontier.json"; do
-  set -- $plot
-  "$python" -m smelt plot "$1" "$2" --out "$root/docs/img/plot-$1.png"
+for kind in mismatch layers sweep frontier; do
+  case $kind in
+    mismatch) report=derive.json ;;
+    layers) report=count.json ;;
+    *) report=$kind.json ;;
+  esac
+  "$python" -m smelt plot "$kind" "$report" --out "$root/docs/img/plot-$kind.png"
 done
