@@ -1,0 +1,81 @@
+"""The ``python -m smelt`` command line: ``python -m smelt plot KIND INPUT --out FILE.png|svg``.
+
+Exit codes follow smelt-match's (docs/cli.md): 0 success, 2 bad input (a usage error, a report that cannot be
+plotted, an output suffix other than .png or .svg), 4 a file that cannot be read or written. Errors go to
+standard error as ``smelt: error: ...``; nothing is written then. Each command imports its module only when it
+runs, so ``python -m smelt`` needs matplotlib only for ``plot``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+EXIT_BAD_INPUT = 2
+EXIT_IO = 4
+
+
+class BadInput(Exception):
+    """Bad input found by a command (exit code 2); other exceptions are bugs and keep their traceback."""
+
+
+def add_plot(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "plot",
+        help="plot a smelt-match JSON report (docs/plots.md)",
+        description="Plot a JSON report of smelt-match to a .png or .svg file.",
+    )
+    p.add_argument(
+        "kind",
+        choices=("mismatch", "frontier", "sweep", "layers"),
+        help="mismatch: derive --json; frontier: frontier --json; sweep: sweep --json; layers: count --json",
+    )
+    p.add_argument("input", help="the report (JSON file)")
+    p.add_argument("--out", required=True, help="the picture to write: FILE.png or FILE.svg")
+    p.add_argument(
+        "--law",
+        action="append",
+        metavar="LAWS.json",
+        help="frontier only: law files (fit --out) in place of those the report names",
+    )
+    p.set_defaults(run=run_plot)
+
+
+def run_plot(args: argparse.Namespace) -> str:
+    try:
+        from . import plot  # lazily: matplotlib is needed by this command only
+    except ImportError as e:
+        if not (e.name or "").startswith("matplotlib"):
+            raise
+        raise BadInput(f"the plot command needs matplotlib (pip install matplotlib): {e}") from e
+
+    options = {"laws": args.law} if args.law is not None else {}
+    try:
+        if args.law is not None and args.kind != "frontier":
+            raise plot.ReportError("--law: only for a frontier plot")
+        plot.plot(args.kind, args.input, out=args.out, **options)
+    except plot.ReportError as e:
+        raise BadInput(str(e)) from e
+    return f"wrote {args.kind} plot of '{args.input}' to {args.out}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m smelt", description="smelt's Python command line")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_plot(commands)
+    args = parser.parse_args(argv)
+    try:
+        message = args.run(args)
+    except OSError as e:
+        print(f"smelt: error: {e.strerror or e}", file=sys.stderr)
+        return EXIT_IO
+    except BadInput as e:
+        print(f"smelt: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"smelt: {message}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

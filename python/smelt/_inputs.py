@@ -1,0 +1,251 @@
+"""The four plots' inputs: each report checked (docs/json-schema.md) and reduced to what its plot draws.
+
+Every reader takes a report dict or a path, checks `schema_version` and `kind`, then every field the plot
+uses, and raises one ReportError listing every violation (see _report_fields.py). What it returns holds the report's
+own numbers, unchanged, so the plot can be tested against the report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ._report_fields import Reader, ReportError, load_json
+
+BUDGETS = ("flops_per_token", "params_non_embedding", "kv_bytes_per_token")
+BUDGET_OF_MATCH = {"flops": "flops_per_token", "params": "params_non_embedding", "kv": "kv_bytes_per_token"}
+FLOP_TERMS = (
+    "attention_qkv",
+    "attention_out",
+    "attention_scores",
+    "attention_values",
+    "router",
+    "experts",
+    "shared_experts",
+    "dense_ffn",
+    "elementwise",
+)
+PARAM_TERMS = ("attention", "norms", "router", "experts", "shared_experts", "dense_ffn")
+
+
+@dataclass
+class Candidate:
+    name: str
+    knobs: dict[str, int]
+    mismatch: list[dict[str, float]]  # per context of the recipe: budget -> mismatch_pct
+
+
+@dataclass
+class MatchInput:
+    baseline: str
+    contexts: list[int]
+    tolerance_pct: float
+    matched: list[str]  # budget keys, in BUDGETS' names
+    within_tolerance: bool
+    candidates: list[Candidate]  # best first
+
+
+def read_match(source: Any) -> MatchInput:
+    report, name = load_json(source, "match report")
+    r = Reader(name, "match report")
+    r.header(report, "match", (1, 2), "smelt-match derive --json", "mismatch")
+    recipe = r.object(report, "", "recipe")
+    contexts = r.array(recipe, "recipe", "contexts", nonempty=True) or []
+    for i, c in enumerate(contexts):
+        if isinstance(c, bool) or not isinstance(c, int) or c <= 0:
+            r.fail(f"recipe.contexts[{i}]", "must be a positive integer (tokens)", c)
+    tolerance = r.number(recipe, "recipe", "tolerance_pct")
+    matched = r.array(recipe, "recipe", "match", nonempty=True) or []
+    for i, m in enumerate(matched):
+        if not isinstance(m, str) or m not in BUDGET_OF_MATCH:
+            r.fail(f"recipe.match[{i}]", 'must be "flops", "params" or "kv"', m)
+    within = r.boolean(report, "", "within_tolerance")
+    baseline = r.string(r.object(report, "", "baseline"), "baseline", "name")
+    entries = [(r.object(report, "", "best"), "best")]
+    for i, alt in enumerate(r.array(report, "", "alternatives") or []):
+        entries.append((alt if isinstance(alt, dict) else None, f"alternatives[{i}]"))
+        if not isinstance(alt, dict):
+            r.fail(f"alternatives[{i}]", "must be an object", alt)
+    candidates = [read_candidate(r, obj, path, len(contexts)) for obj, path in entries if obj is not None]
+    r.raise_if_any()
+    return MatchInput(baseline, contexts, tolerance, [BUDGET_OF_MATCH[m] for m in matched], within, candidates)
+
+
+def read_candidate(r: Reader, obj: dict, path: str, n_contexts: int) -> Candidate:
+    name = r.string(obj, path, "name")
+    knobs_obj = r.object(obj, path, "knobs")
+    knobs = {
+        k: r.integer(knobs_obj, f"{path}.knobs", k)
+        for k in ("hidden_size", "num_experts", "num_heads", "num_kv_heads", "head_dim")
+    }
+    # One budgets object per context; `budgets` alone (the first context) when the report has one context.
+    if "contexts" in obj or n_contexts > 1:
+        per_context = r.array(obj, path, "contexts") or []
+        if isinstance(obj.get("contexts"), list) and len(per_context) != n_contexts:
+            r.fail(
+                f"{path}.contexts",
+                f"must hold one entry per recipe.contexts ({n_contexts})",
+                f"{len(per_context)} entries",
+            )
+        where = [(c, f"{path}.contexts[{i}]") for i, c in enumerate(per_context)]
+    else:
+        where = [(r.object(obj, path, "budgets"), f"{path}.budgets")]
+    mismatch = []
+    for budgets, at in where:
+        values = {}
+        for b in BUDGETS:
+            values[b] = r.number(r.object(budgets, at, b), f"{at}.{b}", "mismatch_pct")
+        mismatch.append(values)
+    return Candidate(name, knobs, mismatch)
+
+
+@dataclass
+class SweepInput:
+    baseline: str
+    tolerance_pct: float
+    rows: list[dict[str, Any]]
+
+
+_SWEEP_FIELDS = (
+    ("span_fraction", "number"),
+    ("depth_multiplier", "number"),
+    ("span", "string"),
+    ("loops", "integer"),
+    ("depth", "integer"),
+    ("executed_layers", "integer"),
+    ("max_abs_mismatch_pct", "number"),
+    ("within_tolerance", "boolean"),
+)
+
+
+def read_sweep(source: Any) -> SweepInput:
+    report, name = load_json(source, "sweep report")
+    r = Reader(name, "sweep report")
+    r.header(report, "sweep", (1,), "smelt-match sweep --json", "sweep")
+    baseline = r.string(report, "", "baseline")
+    tolerance = r.number(report, "", "tolerance_pct")
+    rows = []
+    for i, row in enumerate(r.array(report, "", "rows", nonempty=True) or []):
+        at = f"rows[{i}]"
+        if not isinstance(row, dict):
+            r.fail(at, "must be an object", row)
+            continue
+        out = {"kind": r.string(row, at, "kind", allowed=("baseline", "loop", "depth"))}
+        for key, kind in _SWEEP_FIELDS:
+            out[key] = getattr(r, kind)(row, at, key)
+        rows.append(out)
+    if not r.errors and not any(row["kind"] == "loop" for row in rows):
+        r.fail("rows", 'must hold a loop row (kind "loop") for the span x loops grid: sweep with --spans above 0')
+    r.raise_if_any()
+    return SweepInput(baseline, tolerance, rows)
+
+
+@dataclass
+class LayersInput:
+    model: str
+    loop: dict[str, Any] | None
+    layers: list[dict[str, Any]]  # layer, visits, flops (term -> per visit), params (term -> count)
+
+
+def read_layers(source: Any) -> LayersInput:
+    report, name = load_json(source, "count report")
+    r = Reader(name, "count report")
+    if isinstance(report, list):
+        if len(report) != 1:
+            raise ReportError(
+                f"while reading count report '{name}':\n  (top level) = an array of {len(report)} "
+                "reports: must hold one config's report (count one config)"
+            )
+        report = report[0]
+    r.header(report, "count", (1,), "smelt-match count --json", "layers")
+    model = r.string(report, "", "model")
+    loop = r.object(report, "", "loop") if isinstance(report, dict) and "loop" in report else None
+    if loop is not None:
+        span = r.string(loop, "loop", "span")
+        if span is not None and not valid_span(span, stored_layers(report)):
+            r.fail("loop.span", 'must be "first-last", 1-based layers with first <= last <= layers_stored', span)
+            loop = None
+        r.integer(loop, "loop", "count", minimum=1)
+    layers = []
+    for i, layer in enumerate(r.array(report, "", "layers", nonempty=True) or []):
+        at = f"layers[{i}]"
+        if not isinstance(layer, dict):
+            r.fail(at, "must be an object", layer)
+            continue
+        flops, params = r.object(layer, at, "flops_per_visit"), r.object(layer, at, "params")
+        layers.append(
+            {
+                "layer": r.integer(layer, at, "layer", minimum=1),
+                "visits": r.integer(layer, at, "visits", minimum=1),
+                "flops": {t: r.number(flops, f"{at}.flops_per_visit", t) for t in FLOP_TERMS},
+                "params": {t: r.number(params, f"{at}.params", t) for t in PARAM_TERMS},
+            }
+        )
+    r.raise_if_any()
+    return LayersInput(model, loop, layers)
+
+
+@dataclass
+class FrontierInput:
+    reference: str
+    sparsity: float
+    laws: list[dict[str, str]]  # name, form, file
+    budgets: list[dict[str, Any]]  # compute, laws: [name, size, size_unit, tokens, loss, gain, gain_interval]
+
+
+def read_frontier(source: Any) -> tuple[FrontierInput, str]:
+    """The frontier report and its name (law files are looked up beside it)."""
+    report, name = load_json(source, "frontier report")
+    r = Reader(name, "frontier report")
+    r.header(report, "frontier", (1,), "smelt-match frontier --json", "frontier")
+    reference = r.string(report, "", "reference")
+    sparsity = r.number(report, "", "sparsity")
+    laws = []
+    for at, law in r.objects(report, "", "laws", nonempty=True):
+        laws.append(
+            {"name": r.string(law, at, "name"), "form": r.string(law, at, "form"), "file": r.string(law, at, "file")}
+        )
+    budgets = []
+    for at, budget in r.objects(report, "", "budgets", nonempty=True):
+        points = []
+        entries = r.objects(budget, at, "laws")
+        if len(entries) != len(laws):
+            r.fail(f"{at}.laws", f"must hold one entry per law ({len(laws)})", f"{len(entries)} entries")
+        for j, (pa, point) in enumerate(entries):
+            out = {"name": r.string(point, pa, "name")}
+            for key in ("size", "tokens", "loss"):
+                out[key] = r.number(point, pa, key, positive=True)
+            out["gain"] = None if j == 0 else optional_number(r, point, pa, "gain")
+            if out["gain"] is not None and out["gain"] >= 1:
+                r.fail(f"{pa}.gain", "must be below 1 (the gain 1 - C / C_ref, C_ref finite)", out["gain"])
+                out["gain"] = None
+            interval = r.field(point, pa, "gain_interval")
+            if interval is not None and not (
+                isinstance(interval, list)
+                and len(interval) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in interval)
+            ):
+                r.fail(f"{pa}.gain_interval", "must be null or an array of two numbers", interval)
+                interval = None
+            out["gain_interval"] = interval
+            points.append(out)
+        budgets.append({"compute": r.number(budget, at, "compute", positive=True), "laws": points})
+    r.raise_if_any()
+    return FrontierInput(reference, sparsity, laws, budgets), name
+
+
+def stored_layers(report: dict) -> int:
+    layers = report.get("layers")
+    return len(layers) if isinstance(layers, list) else 0
+
+
+def valid_span(span: str, layers: int) -> bool:
+    first, _, last = span.partition("-")
+    if not (first.isdigit() and last.isdigit()):
+        return False
+    return 1 <= int(first) <= int(last) <= max(layers, 1)
+
+
+def optional_number(r: Reader, obj: Any, path: str, key: str) -> float | None:
+    return None if isinstance(obj, dict) and obj.get(key, 0) is None else r.number(obj, path, key)

@@ -1,0 +1,88 @@
+"""Reports for the plot tests, made by the built smelt-match (SMELT_MATCH, else build/dev/cli/smelt-match)
+from the examples, and the helpers that run the CLI and `python -m smelt plot`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+DATA = ROOT / "tests" / "data"
+
+
+def smelt_match() -> str:
+    path = os.environ.get("SMELT_MATCH", str(ROOT / "build" / "dev" / "cli" / "smelt-match"))
+    if not os.access(path, os.X_OK):
+        pytest.fail(
+            f"smelt-match not found at {path}: build it (cmake --build --preset dev --target "
+            "smelt-match) or set SMELT_MATCH"
+        )
+    return path
+
+
+def run_json(*args: str, cwd: Path | None = None) -> dict:
+    done = subprocess.run([smelt_match(), *args], capture_output=True, text=True, cwd=cwd, check=True)
+    return json.loads(done.stdout)
+
+
+def write(path: Path, report: dict) -> Path:
+    path.write_text(json.dumps(report))
+    return path
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "smelt", "plot", *args], capture_output=True, text=True, cwd=cwd, env=os.environ.copy()
+    )
+
+
+@pytest.fixture(scope="module")
+def derive_report() -> dict:
+    # Two contexts, so that the plot has one panel per context and FLOPs and KV differ between them.
+    return run_json(
+        "derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--json", "--top", "3", "--context", "4096,32768"
+    )
+
+
+@pytest.fixture(scope="module")
+def frontier_files(tmp_path_factory) -> tuple[Path, dict]:
+    folder = tmp_path_factory.mktemp("frontier")
+    subprocess.run(
+        [smelt_match(), "fit", str(EXAMPLES / "runs-dense-looped.csv"), "--group-by", "arch", "--out", "laws.json"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+    report = run_json("frontier", "--law", "laws.json", "--budget", "1e20,1e21,1e22", "--json", cwd=folder)
+    return write(folder / "frontier.json", report), report
+
+
+def line(ax, gid: str):
+    found = [x for x in ax.lines if x.get_gid() == gid]
+    assert len(found) == 1, gid
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def looped_count(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("layers")
+    subprocess.run(
+        [smelt_match(), "derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--out", "smelt.json"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+    return run_json("count", "smelt.json", "--json", cwd=folder)
+
+
+def bad(tmp_path: Path, *args: str) -> tuple[int, str]:
+    out = tmp_path / "out.png"
+    done = run_cli(*args, "--out", str(out)) if "--out" not in args else run_cli(*args)
+    assert done.stdout == "" and not out.exists() and not list(tmp_path.glob(".*.tmp"))
+    return done.returncode, done.stderr
