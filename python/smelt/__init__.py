@@ -49,8 +49,11 @@ __all__ = [
     "MatchResult",
     "SmeltIOError",
     "SweepReport",
+    "MegatronArguments",
     "count",
     "derive",
+    "export_hf",
+    "export_megatron",
     "fit",
     "frontier",
     "read_config",
@@ -244,6 +247,67 @@ def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[floa
             raise ConfigError(f"laws[{i}] = {type(law).__name__}: must be a law file's path or a smelt.fit result")
     values = [budgets] if isinstance(budgets, (int, float)) else list(budgets)
     return FrontierReport(json.loads(_core.frontier(inputs, is_path, sources, [float(b) for b in values], float(sparsity))))
+
+
+def _family_named_by(config: ConfigLike) -> str:
+    """The model_type a Hugging Face config names (a path or a dict), "" otherwise: the family it exports to."""
+    if isinstance(config, (str, os.PathLike)):
+        path = os.fspath(config)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return ""  # read_config raises the IOError with the library's message
+        return _core.hf_family_of(text, path)
+    if isinstance(config, Mapping):
+        family = config.get("model_type", "")
+        return family if isinstance(family, str) and "schema_version" not in config else ""
+    return ""
+
+
+def export_hf(config: ConfigLike, family: str | None = None) -> str:
+    """The Hugging Face ``config.json`` text of a model, as ``smelt-match export --to hf`` writes it.
+
+    It describes the physical model (each stored layer once) in the schema of ``family``, a ``model_type``
+    (default: the family a Hugging Face input names, else the first that expresses the config exactly,
+    docs/export.md), plus a ``loop`` block for a looped span that ``read_config`` reads back. What the
+    family cannot express raises ConfigError naming the field, its value and the rule.
+    """
+    chosen = family if family is not None else _family_named_by(config)
+    return _core.export_hf(_native(config), chosen)
+
+
+class MegatronArguments:
+    """Megatron-LM's model arguments of a model (``smelt-match export --to megatron``).
+
+    ``arguments``: (flag, value) pairs, value "" for a switch; ``comments``: what the arguments leave to the
+    user (Megatron-LM has no shared-weight layer loop: the span and count are given here); ``text()``: the
+    comments as ``# `` lines, then one argument per line, as the CLI prints them.
+    """
+
+    def __init__(self, comments: list[str], arguments: list[tuple[str, str]], text: str) -> None:
+        self.comments = list(comments)
+        self.arguments = [tuple(a) for a in arguments]
+        self._text = text
+
+    def text(self) -> str:
+        return self._text
+
+    def argv(self) -> list[str]:
+        """The arguments as a command line's words: ``["--num-layers", "30", "--swiglu", ...]``."""
+        return [w for flag, value in self.arguments for w in ((flag, value) if value else (flag,))]
+
+    def __repr__(self) -> str:
+        return f"MegatronArguments({len(self.arguments)} arguments, {len(self.comments)} comments)"
+
+
+def export_megatron(config: ConfigLike) -> MegatronArguments:
+    """Megatron-LM's arguments of the physical model; ``--kv-channels`` and ``--moe-ffn-hidden-size`` always set.
+
+    Raises ConfigError for what Megatron-LM's arguments cannot express (field, value and rule, all at once).
+    """
+    comments, arguments, text = _core.export_megatron(_native(config))
+    return MegatronArguments(comments, arguments, text)
 
 
 def supported_hf_model_types() -> list[str]:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nanobind/nanobind.h>
@@ -34,5 +35,14 @@ std::string fit(const std::string& runs, bool runs_is_path, const std::string& s
 // inputs[i]: a law file's path (is_path[i]) or its JSON text, named sources[i].
 std::string frontier(const std::vector<std::string>& inputs, const std::vector<bool>& is_path,
                      const std::vector<std::string>& sources, const std::vector<double>& budgets, double sparsity);
+
+// Exports (export.cpp): `family` empty picks the default family (export.hpp).
+std::string export_hf(const std::string& config, const std::string& family);
+struct MegatronExport {
+  std::vector<std::string> comments;
+  std::vector<std::pair<std::string, std::string>> arguments;
+  std::string text;
+};
+MegatronExport export_megatron(const std::string& config);
 
 }  // namespace smelt::python

@@ -1,10 +1,12 @@
 // The module smelt._core. Every function takes and returns text; the package
 // (python/smelt/__init__.py) wraps the results in typed reports.
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "smelt/export.hpp"
 #include "smelt/io.hpp"
 #include "smelt/version.hpp"
 
@@ -26,6 +28,19 @@ NB_MODULE(_core, m) {
         "The law file (JSON) fitted to runs: a path, or JSON rows.");
   m.def("frontier", &smelt::python::frontier, "inputs"_a, "is_path"_a, "sources"_a, "budgets"_a, "sparsity"_a,
         "The frontier report (JSON) of law files (paths or JSON texts).");
+  m.def("export_hf", &smelt::python::export_hf, "config"_a, "family"_a,
+        "The Hugging Face config.json of a native config in a family's schema, with a loop block.");
+  m.def(
+      "export_megatron",
+      [](const std::string& config) {
+        smelt::python::MegatronExport e = smelt::python::export_megatron(config);
+        return nb::make_tuple(e.comments, e.arguments, e.text);
+      },
+      "config"_a, "Megatron-LM's arguments of a native config: (comments, [(flag, value)], text).");
+  m.def(
+      "hf_family_of",
+      [](const std::string& text, const std::string& source) { return smelt::hf_family_of(text, source); }, "text"_a,
+      "source"_a, "The model_type a config's text names (\"\" for native JSON).");
   m.def("supported_hf_model_types", &smelt::supported_hf_model_types,
         "The Hugging Face model_type values the import understands.");
 }

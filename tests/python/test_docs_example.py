@@ -49,3 +49,20 @@ def test_the_frontier_gain_at_1e21() -> None:
     laws = f.budgets[1].laws
     assert [l.name for l in laws] == ["dense", "looped"] and laws[0].gain is None
     assert laws[1].gain == pytest.approx(0.3196, abs=1e-4)
+
+
+def test_the_export_and_the_plot_of_the_full_span_config() -> None:
+    r = smelt.derive(QWEN3, span="full")
+    args = smelt.export_megatron(r.best_config)
+    a = dict(args.arguments)
+    # H 1536 over 64 heads would default Megatron-LM's --kv-channels to 24; the config's head_dim is 32.
+    assert (a["--hidden-size"], a["--num-attention-heads"], a["--kv-channels"]) == ("1536", "64", "32")
+    assert a["--moe-ffn-hidden-size"] == "576" and a["--ffn-hidden-size"] == "4608"
+    assert args.comments[1].startswith("Megatron-LM has no shared-weight layer loop")
+    assert "Run layers 1-48 (1-based) 2 times" in args.comments[1]
+    assert args.argv()[:4] == ["--num-layers", "48", "--hidden-size", "1536"]
+    back = smelt.read_config(__import__("json").loads(smelt.export_hf(r.best_config, family="qwen3_moe")))
+    assert smelt.count(back).to_dict() == smelt.count(r.best_config).to_dict()
+    plot = pytest.importorskip("smelt.plot")
+    fig = plot.plot_mismatch(r.to_dict())
+    assert fig.axes  # the bars' values are checked against the report in test_plot.py
