@@ -52,8 +52,6 @@ def _unsupported(cfg: Mapping[str, Any]) -> list[str]:
     if moe is not None:
         if moe["router_score"] != "softmax":
             out.append(f'moe.router_score = "{moe["router_score"]}" (only softmax routing)')
-        if moe["router_bias"]:
-            out.append("moe.router_bias = true (router bias)")
     return out
 
 
@@ -160,7 +158,8 @@ class MoE(nn.Module):
         super().__init__()
         m, h = cfg["moe"], cfg["hidden_size"]
         self.top_k, self.renormalize = m["top_k"], renormalize
-        self.router = nn.Linear(h, m["num_experts"], bias=False)
+        # router_bias: one bias per expert on the logits (gpt-oss), so it moves the choice and the weights.
+        self.router = nn.Linear(h, m["num_experts"], bias=m["router_bias"])
         self.experts = nn.ModuleList(FFN(cfg, m["expert_width"]) for _ in range(m["num_experts"]))
         self.shared = nn.ModuleList(FFN(cfg, m["shared_width"]) for _ in range(m["num_shared_experts"]))
         # Qwen2-MoE: sigmoid(Linear(H, 1)) scales the shared experts' output.
@@ -306,3 +305,37 @@ def param_terms(model: nn.Module) -> dict[str, int]:
     for name, p in model.named_parameters():
         out[_term(name)] += p.numel()
     return out
+
+
+def shrink(cfg: Any, max_hidden: int = 128, max_vocab: int = 1024) -> dict:
+    """A tiny copy of ``cfg`` (native dict) for tests (docs/reference-model.md, "Shrinking").
+
+    f is the smallest power of two with hidden_size / f <= max_hidden; every
+    width (hidden, head_dim, MLA ranks and head sizes, expert, shared and dense
+    widths) is divided by f (rounded down, at least 1), the vocabulary too
+    (at most max_vocab). Counts of heads, KV heads, experts, top_k, shared
+    experts, layers, the attention pattern, the MoE layers and the loop are
+    kept, so every ratio between them is unchanged. The context becomes at
+    most 32 tokens, a window or chunk at most 8.
+    """
+    c = _native(cfg)
+    f = 1
+    while c["hidden_size"] // f > max_hidden:
+        f *= 2
+
+    def div(w: int) -> int:
+        return max(1, w // f) if w else 0
+
+    c["hidden_size"] = div(c["hidden_size"])
+    c["vocab_size"] = min(max_vocab, div(c["vocab_size"]))
+    c["context_length"] = min(c["context_length"], 32)
+    a = c["attention"]
+    for key in ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+        if key in a:
+            a[key] = div(a[key])
+    a["window"], a["chunk"] = min(a["window"], 8), min(a["chunk"], 8)
+    c["ffn"]["dense_width"] = div(c["ffn"]["dense_width"])
+    if c.get("moe"):
+        c["moe"]["expert_width"] = div(c["moe"]["expert_width"])
+        c["moe"]["shared_width"] = div(c["moe"]["shared_width"])
+    return smelt.read_config(c).to_dict()

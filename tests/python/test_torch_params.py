@@ -1,0 +1,195 @@
+"""The reference PyTorch model (smelt.torch) against smelt's counts, term by term.
+
+Parameters: sum(p.numel()) per smelt term equals smelt.count(cfg).params.terms
+exactly, for every example config the model builds (shrunk to tiny sizes by
+smelt.torch.shrink, the rule in docs/reference-model.md) and a looped config
+from smelt.derive. FLOPs: FlopCounterMode on a forward of T tokens equals
+smelt's flop-counter convention per term, and smelt's own (causal) attention
+terms after the (T + 1) / (2T) conversion. Skipped where torch is missing.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+import smelt  # noqa: E402
+import smelt.torch as st  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def example(name: str) -> str:
+    return os.path.join(ROOT, "examples", name)
+
+
+# Every example the slice builds; the rest must raise naming their feature (below).
+BUILT = [
+    "tiny-moe.json",
+    "mixtral-8x7b.json",
+    "smelt-baseline-12l.json",
+    "smelt-looped-12l.json",
+    "smelt-baseline-54b.json",
+    "bench-moe-2048.json",
+    "bench-moe-2048-smelt.json",
+    "hf/llama-3.1-8b.json",
+    "hf/mixtral-8x7b.json",
+    "hf/qwen1.5-moe-a2.7b.json",
+    "hf/qwen3-30b-a3b.json",
+    "hf/olmoe-1b-7b-0924.json",
+    "hf/dbrx.json",
+    "hf/gpt-oss-20b.json",
+    "hf/gpt-oss-120b.json",
+]
+NOT_BUILT = {
+    "deepseek-v3-mla.json": 'attention.type = "mla"',
+    "hf/deepseek-v2-lite.json": 'attention.type = "mla"',
+    "hf/deepseek-v3.json": "mtp_modules = 1",
+    "hf/llama4-scout.json": 'moe.router_score = "sigmoid"',
+    "hf/llama4-maverick.json": 'moe.router_score = "sigmoid"',
+}
+
+
+def test_every_example_is_listed():
+    names = {os.path.relpath(p, example("")) for p in glob.glob(example("*.json")) + glob.glob(example("hf/*.json"))}
+    assert names == set(BUILT) | set(NOT_BUILT)
+
+
+def derived_looped() -> dict:
+    """A looped config the solver derives from the shrunk 12-layer Baseline (span 4-9, twice)."""
+    base = st.shrink(example("smelt-baseline-12l.json"))
+    cfg = smelt.derive(base, span="middle-half", loops=2).best_config.to_dict()
+    assert cfg["loop"] == {"span": "4-9", "count": 2, "residual_scale": 0.5}
+    return cfg
+
+
+def check_params(cfg: dict) -> dict:
+    got = st.param_terms(st.build_model(cfg, device="meta"))
+    want = smelt.count(cfg).to_dict()["params"]["terms"]
+    assert got == want
+    return got
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_params_equal_smelt_terms(name):
+    cfg = st.shrink(example(name))
+    assert cfg["hidden_size"] <= 128 and cfg["vocab_size"] <= 1024
+    check_params(cfg)
+
+
+def test_params_of_a_derived_looped_config_count_the_span_once():
+    cfg = derived_looped()
+    assert smelt.count(cfg).to_dict()["layers_executed"] == 18
+    got = check_params(cfg)
+    # The solver's pick: H = 64, 1 head and 1 KV head of 32, 280 experts of 16 (top-8), V = 1024.
+    # 12 stored layers, not 18 executed: attention 12 * (64*(32 + 2*32) + 32*64) = 12 * 8,192;
+    # experts 12 * 280 * 3*64*16 = 10,321,920; norms 12*2*64 + 64 = 1,600.
+    assert (cfg["hidden_size"], cfg["attention"]["num_heads"], cfg["moe"]["num_experts"]) == (64, 1, 280)
+    assert got["attention"] == 98_304
+    assert got["experts"] == 10_321_920
+    assert got["norms"] == 1_600
+
+
+def test_tiny_moe_by_hand():
+    # examples/tiny-moe.json: V = 1000, H = 64, 4 layers (layer 1 dense), 4/2 heads of 16,
+    # 8 experts of 32 (top-2), one shared of 32, dense 128; docs/counting.md section 10.
+    got = st.param_terms(st.build_model(example("tiny-moe.json"), device="meta"))
+    assert got == {
+        "embedding": 64_000,  # 1000*64
+        "lm_head": 64_000,
+        "attention": 49_152,  # 4 * (64*(64 + 2*32) + 64*64)
+        "norms": 576,  # 4*2*64 + 64
+        "router": 1_536,  # 3 MoE layers * 64*8
+        "experts": 147_456,  # 3 * 8 * 3*64*32
+        "shared_experts": 18_432,  # 3 * 3*64*32
+        "dense_ffn": 24_576,  # 3*64*128
+    }
+
+
+@pytest.mark.parametrize("name,feature", sorted(NOT_BUILT.items()))
+def test_unbuilt_features_are_named(name, feature):
+    with pytest.raises(NotImplementedError, match="cannot build yet: .*" + re.escape(feature)):
+        st.build_model(example(name), device="meta")
+
+
+def test_forward_shape_and_looped_layers_are_the_same_objects():
+    model = st.build_model(example("tiny-moe.json"), seed=1)
+    # span "2-3" twice: layers 1, 2, 3, 2, 3, 4 (1-based), the looped visits scaled by 0.5.
+    assert model.schedule == [(0, 1.0), (1, 0.5), (2, 0.5), (1, 0.5), (2, 0.5), (3, 1.0)]
+    visits = [model.layers[i] for i, _ in model.schedule]
+    assert visits[1] is visits[3] and visits[2] is visits[4]
+    assert len(model.layers) == 4
+    logits = model(torch.randint(0, 1000, (2, 8)))
+    assert logits.shape == (2, 8, 1000)
+    assert torch.isfinite(logits).all()
+
+
+def test_seeded_init_is_reproducible():
+    a = st.build_model(example("tiny-moe.json"), seed=3)
+    b = st.build_model(example("tiny-moe.json"), seed=3)
+    c = st.build_model(example("tiny-moe.json"), seed=4)
+    tokens = torch.arange(8)[None, :]
+    assert torch.equal(a(tokens), b(tokens))
+    assert not torch.equal(a(tokens), c(tokens))
+
+
+def measured_flop_terms(model, t: int) -> tuple[dict, int]:
+    """FlopCounterMode on one forward of t tokens, per smelt term, per token."""
+    tokens = torch.randint(0, model.config["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc:
+        model(tokens)
+    per = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
+    terms = dict.fromkeys(("attention_qkv", "attention_out", "attention_core", "router", "experts", "shared", "ffn"), 0)
+    for key, n in per.items():
+        if re.search(r"\.attn\.[qkv]_proj$", key):
+            terms["attention_qkv"] += n
+        elif key.endswith(".attn.o_proj"):
+            terms["attention_out"] += n
+        elif key.endswith(".attn"):
+            terms["attention_core"] += n  # minus the projections, below
+        elif key.endswith(".ffn.router"):
+            terms["router"] += n
+        elif re.search(r"\.ffn\.experts\.\d+$", key):
+            terms["experts"] += n
+        elif re.search(r"\.ffn\.shared\.\d+$", key) or key.endswith(".ffn.shared_gate"):
+            terms["shared"] += n
+        elif key.endswith(".ffn"):
+            terms["ffn"] += n
+    terms["attention_core"] -= terms["attention_qkv"] + terms["attention_out"]
+    terms["dense_ffn"] = terms.pop("ffn") - terms["router"] - terms["experts"] - terms["shared"]
+    terms["shared_experts"] = terms.pop("shared")
+    layers = sum(n for k, n in per.items() if re.fullmatch(r"ReferenceModel\.layers\.\d+", k))
+    terms["lm_head"] = per["Global"] - layers
+    assert all(n % t == 0 for n in terms.values())
+    return {k: n // t for k, n in terms.items()}, per["Global"]
+
+
+FLOP_CASES = ["tiny-moe.json", "hf/qwen1.5-moe-a2.7b.json", "hf/gpt-oss-20b.json", "derived"]
+
+
+@pytest.mark.parametrize("name", FLOP_CASES)
+def test_forward_flops_equal_smelt_per_term(name):
+    cfg = derived_looped() if name == "derived" else st.shrink(example(name))
+    if name == "hf/gpt-oss-20b.json":
+        cfg["num_layers"] = 4  # 2 sliding + 2 full layers keep the test short; its pattern repeats
+    t = 16
+    model = st.build_model(cfg, seed=0)
+    got, total = measured_flop_terms(model, t)
+    fc = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]
+    own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]["terms"]
+    assert total == fc["forward_per_sequence"]
+    ft = fc["terms"]
+    assert got["attention_core"] == ft["attention_scores"] + ft["attention_values"]
+    for term in ("attention_qkv", "attention_out", "router", "experts", "shared_experts", "dense_ffn", "lm_head"):
+        assert got[term] == ft[term] == own[term], term
+    # FlopCounterMode multiplies the full T x T scores on every visit, 2*q*T per product and token;
+    # smelt charges the causal average A = P/T attended keys (counting.md, 3.1): per visit 2*q*A.
+    # So smelt = measured * A / T layer by layer; for all-full configs A = (T + 1)/2.
+    if set(cfg["attention"]["pattern"]) == {"full"}:
+        assert got["attention_core"] * (t + 1) / (2 * t) == own["attention_scores"] + own["attention_values"]
