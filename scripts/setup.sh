@@ -63,4 +63,22 @@ if ! "$venv/bin/python" -c 'import nanobind, scikit_build_core, pytest, matplotl
 else
   say "python: ${#py_tools[@]} tools present in $venv"
 fi
+# The reference PyTorch model (smelt.torch; its tests skip without torch): torch
+# pinned, CPU-only from PyTorch's CPU index (about 200 MB). Where that index
+# cannot be reached, the same version from PyPI, whose Linux wheel brings the
+# CUDA libraries (about 5 GB installed, a minute or two). SMELT_TORCH=0 skips it.
+torch_version=2.5.1
+if [ "${SMELT_TORCH:-1}" = 0 ]; then
+  say "python: torch skipped (SMELT_TORCH=0); the smelt.torch tests will skip"
+elif "$venv/bin/python" -c "import sys, torch; sys.exit(torch.__version__.split('+')[0] != '$torch_version')" 2>/dev/null; then
+  say "python: torch $torch_version present"
+else
+  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
+  say "python: pip install torch==$torch_version (CPU-only wheel)"
+  if ! "${pip[@]}" --retries 0 --timeout 30 "torch==$torch_version" --index-url https://download.pytorch.org/whl/cpu >&2; then
+    say "python: the CPU-only index did not answer; pip install torch==$torch_version from PyPI (with CUDA libraries, about 5 GB)"
+    "${pip[@]}" "torch==$torch_version" >&2 ||
+      fail "pip install torch==$torch_version exited with $? (needs about 5 GB free under $venv; SMELT_TORCH=0 skips torch and the smelt.torch tests)"
+  fi
+fi
 echo "export SMELT_VENV='$venv'"
