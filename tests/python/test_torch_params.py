@@ -96,6 +96,10 @@ def test_params_of_a_derived_looped_config_count_the_span_once():
     assert got["norms"] == 1_600
 
 
+def test_params_of_the_mixed_switches():
+    check_params(mixed())
+
+
 def test_tiny_moe_by_hand():
     # examples/tiny-moe.json: V = 1000, H = 64, 4 layers (layer 1 dense), 4/2 heads of 16,
     # 8 experts of 32 (top-2), one shared of 32, dense 128; docs/counting.md section 10.
@@ -170,12 +174,23 @@ def measured_flop_terms(model, t: int) -> tuple[dict, int]:
     return {k: n // t for k, n in terms.items()}, per["Global"]
 
 
-FLOP_CASES = ["tiny-moe.json", "hf/qwen1.5-moe-a2.7b.json", "hf/gpt-oss-20b.json", "derived"]
+def mixed() -> dict:
+    """tiny-moe with every other switch the slice builds: chunked, sliding and full layers, q/k norms over
+    all heads, LayerNorm, plain FFNs with biases, a tied head, one shared expert with its gate."""
+    cfg = st.shrink(example("tiny-moe.json"))
+    cfg["attention"].update(pattern=["chunked", "sliding", "full"], window=5, chunk=4, qk_norm="full", out_bias=True)
+    cfg.update(norm="layernorm", tie_embeddings=True)
+    cfg["ffn"].update(type="plain", bias=True)
+    cfg["moe"]["shared_gate"] = True
+    return smelt.read_config(cfg).to_dict()
+
+
+FLOP_CASES = ["tiny-moe.json", "hf/qwen1.5-moe-a2.7b.json", "hf/gpt-oss-20b.json", "derived", "mixed"]
 
 
 @pytest.mark.parametrize("name", FLOP_CASES)
 def test_forward_flops_equal_smelt_per_term(name):
-    cfg = derived_looped() if name == "derived" else st.shrink(example(name))
+    cfg = {"derived": derived_looped, "mixed": mixed}.get(name, lambda: st.shrink(example(name)))()
     if name == "hf/gpt-oss-20b.json":
         cfg["num_layers"] = 4  # 2 sliding + 2 full layers keep the test short; its pattern repeats
     t = 16
@@ -193,3 +208,11 @@ def test_forward_flops_equal_smelt_per_term(name):
     # So smelt = measured * A / T layer by layer; for all-full configs A = (T + 1)/2.
     if set(cfg["attention"]["pattern"]) == {"full"}:
         assert got["attention_core"] * (t + 1) / (2 * t) == own["attention_scores"] + own["attention_values"]
+    # Every layer kind: the keys the model's own masks let through (P pairs) give smelt's A = P/T.
+    a = cfg["attention"]
+    pattern, q = a["pattern"], a["num_heads"] * a["head_dim"]
+    per_visit = got["attention_core"] / len(model.schedule)
+    assert per_visit == 2 * 2 * q * t  # Q K^T and softmax V over the full T x T
+    pairs = [int(st.attention_mask(pattern[i % len(pattern)], t, a["window"], a["chunk"]).sum()) for i, _ in model.schedule]
+    causal = sum(per_visit * p / (t * t) for p in pairs)
+    assert causal == pytest.approx(own["attention_scores"] + own["attention_values"], rel=1e-12)
