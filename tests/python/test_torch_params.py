@@ -216,3 +216,22 @@ def test_forward_flops_equal_smelt_per_term(name):
     pairs = [int(st.attention_mask(pattern[i % len(pattern)], t, a["window"], a["chunk"]).sum()) for i, _ in model.schedule]
     causal = sum(per_visit * p / (t * t) for p in pairs)
     assert causal == pytest.approx(own["attention_scores"] + own["attention_values"], rel=1e-12)
+
+
+def test_the_docs_example():
+    # docs/reference-model.md, "Install and use": the README's derived config, shrunk, runs a forward pass.
+    cfg = st.shrink(example("smelt-looped-12l.json"))
+    model = st.build_model(cfg, seed=0)
+    logits = model(torch.randint(0, cfg["vocab_size"], (1, 16)))
+    assert (tuple(logits.shape), len(model.layers), len(model.schedule)) == ((1, 16, 1024), 12, 18)
+    assert st.param_terms(model) == smelt.count(cfg).to_dict()["params"]["terms"]
+
+
+def test_shrink_by_hand():
+    # Mixtral-8x7B: H = 4096 -> f = 32; head_dim 128/32 = 4, expert width 14336/32 = 448,
+    # vocabulary 32000/32 = 1000; 32 heads, 8 KV heads, 8 experts top-2, 32 layers kept.
+    c = st.shrink(example("mixtral-8x7b.json"))
+    a, m = c["attention"], c["moe"]
+    assert (c["hidden_size"], c["vocab_size"], c["num_layers"], c["context_length"]) == (128, 1000, 32, 32)
+    assert (a["num_heads"], a["num_kv_heads"], a["head_dim"]) == (32, 8, 4)
+    assert (m["num_experts"], m["top_k"], m["expert_width"]) == (8, 2, 448)
