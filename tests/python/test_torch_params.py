@@ -235,3 +235,23 @@ def test_shrink_by_hand():
     assert (c["hidden_size"], c["vocab_size"], c["num_layers"], c["context_length"]) == (128, 1000, 32, 32)
     assert (a["num_heads"], a["num_kv_heads"], a["head_dim"]) == (32, 8, 4)
     assert (m["num_experts"], m["top_k"], m["expert_width"]) == (8, 2, 448)
+
+
+@pytest.mark.parametrize("name", ["tiny-moe.json", "derived", "mixed"])
+def test_forward_and_backward_flops_are_smelt_s_training_convention(name):
+    # Backward multiplies two matrices of each forward product's size (input and weight gradients:
+    # counting.md, section 2), so forward + backward = 3 x forward under FlopCounterMode, the looped
+    # layers once per visit in both directions; smelt's training = 3 x (forward + mtp), mtp = 0 here.
+    cfg = {"derived": derived_looped, "mixed": mixed}.get(name, lambda: st.shrink(example(name)))()
+    t = 16
+    model = st.build_model(cfg, seed=0)
+    tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc:
+        model(tokens).sum().backward()
+    fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
+    assert fc.get_total_flops() == 3 * fwd
+    own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]
+    assert own["training"] == 3 * own["forward"]
+    # The looped layers' weights collect gradient from every visit.
+    for i, _ in model.schedule:
+        assert model.layers[i].attn.q_proj.weight.grad.abs().sum() > 0
