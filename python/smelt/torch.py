@@ -107,7 +107,7 @@ class Attention(nn.Module):
             self.q_norm, self.k_norm = _norm(cfg, q), _norm(cfg, kv)
         self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: list | None = None) -> torch.Tensor:
         b, t, _ = x.shape
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         if self.qk_norm == "full":
@@ -118,6 +118,9 @@ class Attention(nn.Module):
         if self.qk_norm == "per_head":
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = _rope(q), _rope(k)
+        if cache is not None:  # what a decoder keeps: all T, or the last window / one chunk's capacity
+            keep = {"full": t, "sliding": min(t, self.window), "chunked": min(t, self.chunk)}[self.kind]
+            cache.append((k[:, :, t - keep :], v[:, :, t - keep :]))
         rep = self.n_h // self.n_kv  # each KV head serves n_h / n_kv query heads
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
@@ -195,8 +198,8 @@ class Block(nn.Module):
         self.ffn_norm = _norm(cfg, h)
         self.ffn = MoE(cfg, renormalize) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
 
-    def forward(self, x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
-        x = x + scale * self.attn(self.attn_norm(x))
+    def forward(self, x: torch.Tensor, scale: float = 1.0, cache: list | None = None) -> torch.Tensor:
+        x = x + scale * self.attn(self.attn_norm(x), cache)
         return x + scale * self.ffn(self.ffn_norm(x))
 
 
@@ -241,10 +244,15 @@ class ReferenceModel(nn.Module):
         span = [(i, s) for i in range(lo, hi + 1)]
         return [(i, 1.0) for i in range(lo)] + span * loop["count"] + [(i, 1.0) for i in range(hi + 1, n)]
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, cache: list | None = None) -> torch.Tensor:
+        """Logits for every position; a ``cache`` list receives one (K, V) per attention visit.
+
+        The cache holds the keys (after RoPE) and values of the KV heads that a decoder would keep after these
+        tokens; this slice fills it on a prefill and does not yet decode incrementally from it.
+        """
         x = self.embed(tokens)
         for i, scale in self.schedule:  # a looped layer is the same module on every visit
-            x = self.layers[i](x, scale)
+            x = self.layers[i](x, scale, cache)
         x = self.final_norm(x)
         if self.lm_head is None:
             return F.linear(x, self.embed.weight)

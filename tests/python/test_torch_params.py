@@ -279,3 +279,20 @@ def test_a_short_training_run_lowers_the_loss(looped):
         losses.append(loss.item())
     first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
     assert first > 6.0 and last < 1.0
+
+
+@pytest.mark.parametrize("name", ["tiny-moe.json", "hf/gpt-oss-20b.json", "derived", "mixed"])
+def test_the_prefill_cache_holds_smelt_s_kv_elements(name):
+    # counting.md, section 7: one (K, V) slot per attention visit (a looped layer caches on every visit),
+    # 2 * n_kv * d elements per token held, T tokens on full layers, min(W, T) sliding, min(C, T) chunked.
+    cfg = {"derived": derived_looped, "mixed": mixed}.get(name, lambda: st.shrink(example(name)))()
+    t = 16
+    model = st.build_model(cfg, seed=0)
+    cache: list = []
+    model(torch.randint(0, cfg["vocab_size"], (1, t)), cache=cache)
+    assert len(cache) == len(model.schedule)
+    elements = sum(k.numel() + v.numel() for k, v in cache)
+    kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
+    assert elements * kv["element_bytes"] == kv["bytes_at_context"]
+    if name == "tiny-moe.json":
+        assert elements == 6 * 2 * 2 * 16 * 16  # 6 visits x (K, V) x 2 KV heads x 16 x 16 tokens
