@@ -1,0 +1,27 @@
+"""A reference PyTorch model for smelt configs (docs/reference-model.md).
+
+``build_model(cfg)`` builds a ``torch.nn.Module`` whose stored parameters and
+executed matrix products are the ones smelt counts (docs/counting.md), so the
+counts can be checked on a real forward pass. It is a reference, not a fast
+model: attention multiplies the full T x T scores and masks afterwards, and
+routed experts run in a Python loop over the experts that were hit, each on
+its own tokens only.
+
+Weights are random (no checkpoint is loaded): with a generator seeded by
+``seed``, every matrix is drawn from N(0, 0.02^2) in ``named_parameters()``
+order, biases and sink logits start at 0 and norm weights at 1. On the
+``meta`` device nothing is allocated or initialised (for counting only).
+
+A config feature the model does not build raises ``NotImplementedError``
+naming the feature; nothing is approximated.
+"""
+
+from __future__ import annotations
+
+from ._attention import Attention, attention_mask
+from ._model import ReferenceModel, build_model
+from ._moe import FFN, MoE
+from ._shrink import shrink
+from ._terms import TERMS, param_terms
+
+__all__ = ["build_model", "param_terms", "shrink", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]

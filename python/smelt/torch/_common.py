@@ -1,0 +1,30 @@
+"""Pieces every module of the reference model shares: the norm and rotary embedding."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import torch
+from torch import nn
+
+ROPE_THETA = 10000.0
+
+
+def norm(cfg: Mapping[str, Any], width: int) -> nn.Module:
+    # LayerNorm carries weight and bias: twice RMSNorm's count (counting.md, section 5).
+    if cfg["norm"] == "layernorm":
+        return nn.LayerNorm(width, eps=1e-5)
+    return nn.RMSNorm(width, eps=1e-6)
+
+
+def rope(x: torch.Tensor) -> torch.Tensor:
+    """Rotary embedding (Su et al. 2021) over the whole head, rotate-half form; x is (B, heads, T, d)."""
+    t, d = x.shape[-2], x.shape[-1]
+    half = d // 2
+    if half == 0:
+        return x
+    inv = ROPE_THETA ** (-torch.arange(half, dtype=torch.float32, device=x.device) / half)
+    ang = torch.arange(t, dtype=torch.float32, device=x.device)[:, None] * inv[None, :]
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)

@@ -1,0 +1,136 @@
+"""The reference model: blocks, the loop schedule, initialisation and ``build_model``."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import smelt
+
+from ._attention import Attention
+from ._common import norm
+from ._moe import FFN, MoE
+
+
+def native(cfg: Any) -> dict:
+    if isinstance(cfg, smelt.Config):
+        return cfg.to_dict()
+    return smelt.read_config(cfg).to_dict()
+
+
+def _unsupported(cfg: Mapping[str, Any]) -> list[str]:
+    """The config's features this model does not build, by their JSON path."""
+    att, moe = cfg["attention"], cfg.get("moe")
+    out = []
+    if att["type"] == "mla":
+        out.append('attention.type = "mla" (Multi-head Latent Attention)')
+    if cfg.get("mtp_modules", 0):
+        out.append(f"mtp_modules = {cfg['mtp_modules']} (multi-token prediction)")
+    if moe is not None:
+        if moe["router_score"] != "softmax":
+            out.append(f'moe.router_score = "{moe["router_score"]}" (only softmax routing)')
+    return out
+
+
+class Block(nn.Module):
+    """Pre-norm layer: x + s*attn(norm(x)), then x + s*ffn(norm(x)); s is 1 outside the loop."""
+
+    def __init__(self, cfg: Mapping[str, Any], kind: str, is_moe: bool, renormalize: bool) -> None:
+        super().__init__()
+        h = cfg["hidden_size"]
+        self.attn_norm, self.attn = norm(cfg, h), Attention(cfg, kind)
+        self.ffn_norm = norm(cfg, h)
+        self.ffn = MoE(cfg, renormalize) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
+
+    def forward(self, x: torch.Tensor, scale: float = 1.0, cache: list | None = None) -> torch.Tensor:
+        x = x + scale * self.attn(self.attn_norm(x), cache)
+        return x + scale * self.ffn(self.ffn_norm(x))
+
+
+def _moe_layers(cfg: Mapping[str, Any]) -> set[int]:
+    """0-based MoE layers (docs/config.md, section 1.4)."""
+    moe = cfg.get("moe")
+    if moe is None:
+        return set()
+    sel = moe["layers"]
+    if isinstance(sel, list):
+        return {i - 1 for i in sel}
+    f, n, p = sel.get("first_dense", 0), sel.get("every", 1), sel.get("phase", 0)
+    return {i for i in range(cfg["num_layers"]) if i >= f and i % n == p}
+
+
+class ReferenceModel(nn.Module):
+    """Embedding, the layers (the looped span executed ``count`` times), final norm, LM head."""
+
+    def __init__(self, cfg: Mapping[str, Any], renormalize: bool = True) -> None:
+        super().__init__()
+        bad = _unsupported(cfg)
+        if bad:
+            raise NotImplementedError("smelt.torch cannot build yet: " + "; ".join(bad))
+        self.config = dict(cfg)
+        v, h, n = cfg["vocab_size"], cfg["hidden_size"], cfg["num_layers"]
+        pattern, moe = cfg["attention"]["pattern"], _moe_layers(cfg)
+        self.embed = nn.Embedding(v, h)
+        self.layers = nn.ModuleList(Block(cfg, pattern[i % len(pattern)], i in moe, renormalize) for i in range(n))
+        self.final_norm = norm(cfg, h)
+        self.lm_head = None if cfg["tie_embeddings"] else nn.Linear(h, v, bias=False)
+        self.schedule = self._schedule(cfg)
+
+    @staticmethod
+    def _schedule(cfg: Mapping[str, Any]) -> list[tuple[int, float]]:
+        """(0-based layer, residual scale) per executed visit (docs/config.md, section 1.5)."""
+        n, loop = cfg["num_layers"], cfg.get("loop")
+        if not loop or loop.get("count", 1) <= 1:
+            return [(i, 1.0) for i in range(n)]
+        first, _, last = loop["span"].partition("-")
+        lo, hi = int(first) - 1, int(last or first) - 1
+        s = float(loop.get("residual_scale", 1.0 / loop["count"]))
+        span = [(i, s) for i in range(lo, hi + 1)]
+        return [(i, 1.0) for i in range(lo)] + span * loop["count"] + [(i, 1.0) for i in range(hi + 1, n)]
+
+    def forward(self, tokens: torch.Tensor, cache: list | None = None) -> torch.Tensor:
+        """Logits for every position; a ``cache`` list receives one (K, V) per attention visit.
+
+        The cache holds the keys (after RoPE) and values of the KV heads that a decoder would keep after these
+        tokens; this slice fills it on a prefill and does not yet decode incrementally from it.
+        """
+        x = self.embed(tokens)
+        for i, scale in self.schedule:  # a looped layer is the same module on every visit
+            x = self.layers[i](x, scale, cache)
+        x = self.final_norm(x)
+        if self.lm_head is None:
+            return F.linear(x, self.embed.weight)
+        return self.lm_head(x)
+
+
+def _init(model: nn.Module, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    norms = {id(p) for m in model.modules() if isinstance(m, (nn.RMSNorm, nn.LayerNorm)) for p in m.parameters()}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            leaf = name.rsplit(".", 1)[-1]
+            if id(p) in norms:
+                p.fill_(0.0 if leaf == "bias" else 1.0)
+            elif leaf in ("bias", "sinks"):
+                p.zero_()
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+
+
+def build_model(cfg: Any, seed: int = 0, device: Any = None, renormalize: bool = True) -> ReferenceModel:
+    """The reference model of ``cfg`` (a path, dict or ``smelt.Config``, native or Hugging Face).
+
+    ``renormalize``: top-k routing weights divided by their sum (Mixtral's
+    softmax over the chosen logits); the native config has no field for it and
+    no count depends on it.
+    """
+    c = native(cfg)
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    with dev:
+        model = ReferenceModel(c, renormalize)
+    if dev.type != "meta":
+        _init(model, seed)
+    return model

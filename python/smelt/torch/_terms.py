@@ -1,0 +1,34 @@
+"""Stored parameters per smelt parameter term (docs/counting.md, section 5)."""
+
+from __future__ import annotations
+
+from torch import nn
+
+# smelt's parameter terms (docs/counting.md, section 5), in its report's order.
+TERMS = ("embedding", "lm_head", "attention", "norms", "router", "experts", "shared_experts", "dense_ffn")
+
+
+def _term(name: str) -> str:
+    if name.startswith("embed."):
+        return "embedding"
+    if name.startswith("lm_head."):
+        return "lm_head"
+    if name.startswith("final_norm.") or ".attn_norm." in name or ".ffn_norm." in name:
+        return "norms"
+    if ".attn." in name:
+        return "attention"
+    if ".ffn.router." in name:
+        return "router"
+    if ".ffn.experts." in name:
+        return "experts"
+    if ".ffn.shared" in name:
+        return "shared_experts"
+    return "dense_ffn"
+
+
+def param_terms(model: nn.Module) -> dict[str, int]:
+    """Stored parameters per smelt term; a tied head and a looped layer appear once."""
+    out = dict.fromkeys(TERMS, 0)
+    for name, p in model.named_parameters():
+        out[_term(name)] += p.numel()
+    return out
