@@ -21,13 +21,7 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
-
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-
-
-def example(name: str) -> str:
-    return os.path.join(ROOT, "examples", name)
-
+from torch_support import derived_looped, example, measured_flop_terms, mixed  # noqa: E402
 
 # Every example the slice builds; the rest must raise naming their feature (below).
 BUILT = [
@@ -59,14 +53,6 @@ NOT_BUILT = {
 def test_every_example_is_listed():
     names = {os.path.relpath(p, example("")) for p in glob.glob(example("*.json")) + glob.glob(example("hf/*.json"))}
     assert names == set(BUILT) | set(NOT_BUILT)
-
-
-def derived_looped() -> dict:
-    """A looped config the solver derives from the shrunk 12-layer Baseline (span 4-9, twice)."""
-    base = st.shrink(example("smelt-baseline-12l.json"))
-    cfg = smelt.derive(base, span="middle-half", loops=2).best_config.to_dict()
-    assert cfg["loop"] == {"span": "4-9", "count": 2, "residual_scale": 0.5}
-    return cfg
 
 
 def check_params(cfg: dict) -> dict:
@@ -141,48 +127,6 @@ def test_seeded_init_is_reproducible():
     tokens = torch.arange(8)[None, :]
     assert torch.equal(a(tokens), b(tokens))
     assert not torch.equal(a(tokens), c(tokens))
-
-
-def measured_flop_terms(model, t: int) -> tuple[dict, int]:
-    """FlopCounterMode on one forward of t tokens, per smelt term, per token."""
-    tokens = torch.randint(0, model.config["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
-    with FlopCounterMode(display=False) as fc:
-        model(tokens)
-    per = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
-    terms = dict.fromkeys(("attention_qkv", "attention_out", "attention_core", "router", "experts", "shared", "ffn"), 0)
-    for key, n in per.items():
-        if re.search(r"\.attn\.[qkv]_proj$", key):
-            terms["attention_qkv"] += n
-        elif key.endswith(".attn.o_proj"):
-            terms["attention_out"] += n
-        elif key.endswith(".attn"):
-            terms["attention_core"] += n  # minus the projections, below
-        elif key.endswith(".ffn.router"):
-            terms["router"] += n
-        elif re.search(r"\.ffn\.experts\.\d+$", key):
-            terms["experts"] += n
-        elif re.search(r"\.ffn\.shared\.\d+$", key) or key.endswith(".ffn.shared_gate"):
-            terms["shared"] += n
-        elif key.endswith(".ffn"):
-            terms["ffn"] += n
-    terms["attention_core"] -= terms["attention_qkv"] + terms["attention_out"]
-    terms["dense_ffn"] = terms.pop("ffn") - terms["router"] - terms["experts"] - terms["shared"]
-    terms["shared_experts"] = terms.pop("shared")
-    layers = sum(n for k, n in per.items() if re.fullmatch(r"ReferenceModel\.layers\.\d+", k))
-    terms["lm_head"] = per["Global"] - layers
-    assert all(n % t == 0 for n in terms.values())
-    return {k: n // t for k, n in terms.items()}, per["Global"]
-
-
-def mixed() -> dict:
-    """tiny-moe with every other switch the slice builds: chunked, sliding and full layers, q/k norms over
-    all heads, LayerNorm, plain FFNs with biases, a tied head, one shared expert with its gate."""
-    cfg = st.shrink(example("tiny-moe.json"))
-    cfg["attention"].update(pattern=["chunked", "sliding", "full"], window=5, chunk=4, qk_norm="full", out_bias=True)
-    cfg.update(norm="layernorm", tie_embeddings=True)
-    cfg["ffn"].update(type="plain", bias=True)
-    cfg["moe"]["shared_gate"] = True
-    return smelt.read_config(cfg).to_dict()
 
 
 FLOP_CASES = ["tiny-moe.json", "hf/qwen1.5-moe-a2.7b.json", "hf/gpt-oss-20b.json", "derived", "mixed"]
