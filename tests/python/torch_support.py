@@ -35,10 +35,10 @@ def measured_flop_terms(model, t: int) -> tuple[dict, int]:
     per = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
     terms = dict.fromkeys(("attention_qkv", "attention_out", "attention_core", "router", "experts", "shared", "ffn"), 0)
     for key, n in per.items():
-        if re.search(r"\.attn\.[qkv]_proj$", key):
-            terms["attention_qkv"] += n
-        elif key.endswith(".attn.o_proj"):
+        if key.endswith(".attn.o_proj"):
             terms["attention_out"] += n
+        elif re.search(r"\.attn\.\w+$", key):  # GQA's q/k/v_proj; MLA's down and up projections (norms: 0)
+            terms["attention_qkv"] += n
         elif key.endswith(".attn"):
             terms["attention_core"] += n  # minus the projections, below
         elif key.endswith(".ffn.router"):
