@@ -67,3 +67,23 @@ def mixed() -> dict:
     cfg["ffn"].update(type="plain", bias=True)
     cfg["moe"]["shared_gate"] = True
     return smelt.read_config(cfg).to_dict()
+
+
+def v3_mla(layers: int = 61, **attention) -> dict:
+    """examples/deepseek-v3-mla.json shrunk (f = 64: H = 112, r_q = 24, r_kv = 8, d_nope = 2, d_rope = 1, d_v = 2,
+    128 heads, 256 experts of 32), with softmax routing and no MTP module (features apart from MLA); the
+    first ``layers`` layers (3 dense, then MoE)."""
+    cfg = st.shrink(example("deepseek-v3-mla.json"))
+    cfg["moe"]["router_score"] = "softmax"
+    cfg["mtp_modules"] = 0
+    cfg["num_layers"] = layers
+    cfg["attention"].update(attention)
+    return smelt.read_config(cfg).to_dict()
+
+
+def mla_switches() -> dict:
+    """Shrunk DeepSeek-V3 with every switch smelt's validator allows with MLA: no query latent, an output bias,
+    sinks, sliding / chunked / full layers, LayerNorm (which doubles the latent norm), a loop, 4 layers."""
+    cfg = v3_mla(4, q_lora_rank=0, out_bias=True, sinks=True, pattern=["sliding", "chunked", "full"], window=5, chunk=4)
+    cfg.update(norm="layernorm", loop={"span": "2-3", "count": 2, "residual_scale": 0.5})
+    return smelt.read_config(cfg).to_dict()
