@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
@@ -168,3 +169,19 @@ def test_the_mla_cache_holds_the_latent_and_the_rope_key(name):
         assert latent.shape[-1] == a["kv_lora_rank"] and k_rope.shape[-1] == a["qk_rope_head_dim"]
         assert latent.numel() + k_rope.numel() == layer["kv_elements_per_token_held"] * layer["kv_tokens_held"]
     assert cache.elements() * kv["kv_cache"]["element_bytes"] == kv["kv_cache"]["bytes_at_context"]
+
+
+@pytest.mark.parametrize("name", ["tiny-mla", "switches"])
+def test_mla_forward_and_backward_are_three_forwards(name):
+    # As for GQA (test_torch_params.py): each product's backward multiplies two matrices of its size, the
+    # latent's lift and the shared rope key included, so forward + backward = 3 x the flop-counter forward.
+    cfg = CASES[name]()
+    t = 16
+    model = st.build_model(cfg, seed=0)
+    tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc:
+        model(tokens).sum().backward()
+    fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
+    assert fc.get_total_flops() == 3 * fwd
+    for i, _ in model.schedule:  # the latent's lift learns on every visit
+        assert model.layers[i].attn.kv_b_proj.weight.grad.abs().sum() > 0

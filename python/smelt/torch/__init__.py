@@ -5,7 +5,8 @@ executed matrix products are the ones smelt counts (docs/counting.md), so the
 counts can be checked on a real forward pass. It is a reference, not a fast
 model: attention multiplies the full T x T scores and masks afterwards, and
 routed experts run in a Python loop over the experts that were hit, each on
-its own tokens only.
+its own tokens only. ``KVCache`` holds one slot per attention visit for
+incremental decoding (``generate`` decodes greedily from it).
 
 Weights are random (no checkpoint is loaded): with a generator seeded by
 ``seed``, every matrix is drawn from N(0, 0.02^2) in ``named_parameters()``
