@@ -83,7 +83,9 @@ def v3_mla(layers: int = 61, **attention) -> dict:
 
 def mla_switches() -> dict:
     """Shrunk DeepSeek-V3 with every switch smelt's validator allows with MLA: no query latent, an output bias,
-    sinks, sliding / chunked / full layers, LayerNorm (which doubles the latent norm), a loop, 4 layers."""
+    sinks, sliding / chunked / full layers, LayerNorm (which doubles the latent norm), a loop, 4 layers (3 dense,
+    1 MoE), and 16 experts top-2 instead of 256 top-8 (FlopCounterMode's per-module hooks make experts slow)."""
     cfg = v3_mla(4, q_lora_rank=0, out_bias=True, sinks=True, pattern=["sliding", "chunked", "full"], window=5, chunk=4)
     cfg.update(norm="layernorm", loop={"span": "2-3", "count": 2, "residual_scale": 0.5})
+    cfg["moe"].update(num_experts=16, top_k=2)
     return smelt.read_config(cfg).to_dict()
