@@ -40,10 +40,10 @@ BUILT = [
     "hf/dbrx.json",
     "hf/gpt-oss-20b.json",
     "hf/gpt-oss-120b.json",
+    "hf/deepseek-v2-lite.json",
 ]
 NOT_BUILT = {
-    "deepseek-v3-mla.json": 'attention.type = "mla"',
-    "hf/deepseek-v2-lite.json": 'attention.type = "mla"',
+    "deepseek-v3-mla.json": "mtp_modules = 1",
     "hf/deepseek-v3.json": "mtp_modules = 1",
     "hf/llama4-scout.json": 'moe.router_score = "sigmoid"',
     "hf/llama4-maverick.json": 'moe.router_score = "sigmoid"',

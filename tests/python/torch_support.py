@@ -35,10 +35,10 @@ def measured_flop_terms(model, t: int) -> tuple[dict, int]:
     per = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
     terms = dict.fromkeys(("attention_qkv", "attention_out", "attention_core", "router", "experts", "shared", "ffn"), 0)
     for key, n in per.items():
-        if re.search(r"\.attn\.[qkv]_proj$", key):
-            terms["attention_qkv"] += n
-        elif key.endswith(".attn.o_proj"):
+        if key.endswith(".attn.o_proj"):
             terms["attention_out"] += n
+        elif re.search(r"\.attn\.\w+$", key):  # GQA's q/k/v_proj; MLA's down and up projections (norms: 0)
+            terms["attention_qkv"] += n
         elif key.endswith(".attn"):
             terms["attention_core"] += n  # minus the projections, below
         elif key.endswith(".ffn.router"):
@@ -66,4 +66,26 @@ def mixed() -> dict:
     cfg.update(norm="layernorm", tie_embeddings=True)
     cfg["ffn"].update(type="plain", bias=True)
     cfg["moe"]["shared_gate"] = True
+    return smelt.read_config(cfg).to_dict()
+
+
+def v3_mla(layers: int = 61, **attention) -> dict:
+    """examples/deepseek-v3-mla.json shrunk (f = 64: H = 112, r_q = 24, r_kv = 8, d_nope = 2, d_rope = 1, d_v = 2,
+    128 heads, 256 experts of 32), with softmax routing and no MTP module (features apart from MLA); the
+    first ``layers`` layers (3 dense, then MoE)."""
+    cfg = st.shrink(example("deepseek-v3-mla.json"))
+    cfg["moe"]["router_score"] = "softmax"
+    cfg["mtp_modules"] = 0
+    cfg["num_layers"] = layers
+    cfg["attention"].update(attention)
+    return smelt.read_config(cfg).to_dict()
+
+
+def mla_switches() -> dict:
+    """Shrunk DeepSeek-V3 with every switch smelt's validator allows with MLA: no query latent, an output bias,
+    sinks, sliding / chunked / full layers, LayerNorm (which doubles the latent norm), a loop, 4 layers (3 dense,
+    1 MoE), and 16 experts top-2 instead of 256 top-8 (FlopCounterMode's per-module hooks make experts slow)."""
+    cfg = v3_mla(4, q_lora_rank=0, out_bias=True, sinks=True, pattern=["sliding", "chunked", "full"], window=5, chunk=4)
+    cfg.update(norm="layernorm", loop={"span": "2-3", "count": 2, "residual_scale": 0.5})
+    cfg["moe"].update(num_experts=16, top_k=2)
     return smelt.read_config(cfg).to_dict()

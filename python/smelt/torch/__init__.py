@@ -5,7 +5,8 @@ executed matrix products are the ones smelt counts (docs/counting.md), so the
 counts can be checked on a real forward pass. It is a reference, not a fast
 model: attention multiplies the full T x T scores and masks afterwards, and
 routed experts run in a Python loop over the experts that were hit, each on
-its own tokens only.
+its own tokens only. ``KVCache`` holds one slot per attention visit for
+incremental decoding (``generate`` decodes greedily from it).
 
 Weights are random (no checkpoint is loaded): with a generator seeded by
 ``seed``, every matrix is drawn from N(0, 0.02^2) in ``named_parameters()``
@@ -19,9 +20,24 @@ naming the feature; nothing is approximated.
 from __future__ import annotations
 
 from ._attention import Attention, attention_mask
+from ._cache import KVCache, generate
+from ._mla import MLA
 from ._model import ReferenceModel, build_model
 from ._moe import FFN, MoE
 from ._shrink import shrink
 from ._terms import TERMS, param_terms
 
-__all__ = ["build_model", "param_terms", "shrink", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]
+__all__ = [
+    "build_model",
+    "param_terms",
+    "shrink",
+    "attention_mask",
+    "generate",
+    "KVCache",
+    "ReferenceModel",
+    "Attention",
+    "MLA",
+    "FFN",
+    "MoE",
+    "TERMS",
+]

@@ -11,16 +11,46 @@ from torch import nn
 from ._common import norm, rope
 
 
-def attention_mask(kind: str, t: int, window: int, chunk: int, device=None) -> torch.Tensor:
-    """Boolean (T, T) mask, True where query i may attend key j (counting.md, section 3.1)."""
-    i = torch.arange(t, device=device)[:, None]
-    j = torch.arange(t, device=device)[None, :]
+def position_mask(kind: str, q_pos: torch.Tensor, k_pos: torch.Tensor, window: int, chunk: int) -> torch.Tensor:
+    """Boolean (queries, keys) mask by absolute positions, True where the query may attend the key."""
+    i, j = q_pos[:, None], k_pos[None, :]
     ok = j <= i
     if kind == "sliding":  # min(p, W) keys, itself included
         ok = ok & (j > i - window)
     elif kind == "chunked":  # its own chunk, up to itself
         ok = ok & (i // chunk == j // chunk)
     return ok
+
+
+def attention_mask(kind: str, t: int, window: int, chunk: int, device=None) -> torch.Tensor:
+    """Boolean (T, T) mask, True where query i may attend key j (counting.md, section 3.1)."""
+    pos = torch.arange(t, device=device)
+    return position_mask(kind, pos, pos, window, chunk)
+
+
+def held(kind: str, t: int, window: int, chunk: int) -> int:
+    """Tokens a cache slot keeps after t tokens: smelt's count (counting.md, section 7)."""
+    return {"full": t, "sliding": min(t, window), "chunked": min(t, chunk)}[kind]
+
+
+def attend(m: nn.Module, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, start: int) -> torch.Tensor:
+    """softmax(q k^T * m.scale, masked) v for queries at start.. and the last keys up to start + t.
+
+    q, k, v are (B, n_h, ., .); the full scores are multiplied, then masked by absolute positions, so a decode
+    step and a prefill mask the same (query, key) pairs.
+    """
+    b, t, n = q.shape[0], q.shape[2], k.shape[2]
+    scores = torch.matmul(q, k.transpose(-1, -2)) * m.scale
+    q_pos = torch.arange(start, start + t, device=q.device)
+    k_pos = torch.arange(start + t - n, start + t, device=q.device)
+    mask = position_mask(m.kind, q_pos, k_pos, m.window, m.chunk)
+    scores = scores.masked_fill(~mask, float("-inf"))
+    if m.sinks is not None:  # gpt-oss: a learned logit per head joins the softmax, then is dropped
+        sink = m.sinks.view(1, m.n_h, 1, 1).expand(b, m.n_h, t, 1).to(scores.dtype)
+        probs = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :n]
+    else:
+        probs = torch.softmax(scores, dim=-1)
+    return torch.matmul(probs, v)
 
 
 class Attention(nn.Module):
@@ -42,9 +72,12 @@ class Attention(nn.Module):
         elif self.qk_norm == "full":  # OLMoE: over all query heads, over all key heads
             self.q_norm, self.k_norm = norm(cfg, q), norm(cfg, kv)
         self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
+        self.scale = 1.0 / math.sqrt(self.d)
 
-    def forward(self, x: torch.Tensor, cache: list | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
+        """Attention of x's t tokens; with a ``KVCache``, they follow its ``length`` cached tokens."""
         b, t, _ = x.shape
+        start = cache.length if cache is not None else 0
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         if self.qk_norm == "full":
             q, k = self.q_norm(q), self.k_norm(k)
@@ -53,19 +86,14 @@ class Attention(nn.Module):
         v = v.view(b, t, self.n_kv, self.d).transpose(1, 2)
         if self.qk_norm == "per_head":
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = rope(q), rope(k)
-        if cache is not None:  # what a decoder keeps: all T, or the last window / one chunk's capacity
-            keep = {"full": t, "sliding": min(t, self.window), "chunked": min(t, self.chunk)}[self.kind]
-            cache.append((k[:, :, t - keep :], v[:, :, t - keep :]))
+        q, k = rope(q, start), rope(k, start)  # at the absolute positions
+        past = cache.get(visit) if cache is not None else None
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+        if cache is not None:  # what a decoder keeps: all tokens, or the last window / one chunk's capacity
+            keep = held(self.kind, start + t, self.window, self.chunk)
+            cache.put(visit, (k[:, :, k.shape[2] - keep :], v[:, :, v.shape[2] - keep :]))
         rep = self.n_h // self.n_kv  # each KV head serves n_h / n_kv query heads
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
-        mask = attention_mask(self.kind, t, self.window, self.chunk, x.device)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        if self.sinks is not None:  # gpt-oss: a learned logit per head joins the softmax, then is dropped
-            sink = self.sinks.view(1, self.n_h, 1, 1).expand(b, self.n_h, t, 1).to(scores.dtype)
-            probs = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :t]
-        else:
-            probs = torch.softmax(scores, dim=-1)
-        out = torch.matmul(probs, v).transpose(1, 2).reshape(b, t, self.n_h * self.d)
+        out = attend(self, q, k, v, start).transpose(1, 2).reshape(b, t, self.n_h * self.d)
         return self.o_proj(out)

@@ -17,14 +17,15 @@ def norm(cfg: Mapping[str, Any], width: int) -> nn.Module:
     return nn.RMSNorm(width, eps=1e-6)
 
 
-def rope(x: torch.Tensor) -> torch.Tensor:
-    """Rotary embedding (Su et al. 2021) over the whole head, rotate-half form; x is (B, heads, T, d)."""
+def rope(x: torch.Tensor, start: int = 0) -> torch.Tensor:
+    """Rotary embedding (Su et al. 2021) over the whole head, rotate-half form; x is (B, heads, T, d) at the
+    absolute positions start, ..., start + T - 1 (a decode step continues after the cached tokens)."""
     t, d = x.shape[-2], x.shape[-1]
     half = d // 2
     if half == 0:
         return x
     inv = ROPE_THETA ** (-torch.arange(half, dtype=torch.float32, device=x.device) / half)
-    ang = torch.arange(t, dtype=torch.float32, device=x.device)[:, None] * inv[None, :]
+    ang = torch.arange(start, start + t, dtype=torch.float32, device=x.device)[:, None] * inv[None, :]
     cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
     x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)

@@ -11,7 +11,9 @@ from torch import nn
 import smelt
 
 from ._attention import Attention
+from ._cache import KVCache
 from ._common import norm
+from ._mla import MLA
 from ._moe import FFN, MoE
 
 
@@ -23,10 +25,8 @@ def native(cfg: Any) -> dict:
 
 def _unsupported(cfg: Mapping[str, Any]) -> list[str]:
     """The config's features this model does not build, by their JSON path."""
-    att, moe = cfg["attention"], cfg.get("moe")
+    moe = cfg.get("moe")
     out = []
-    if att["type"] == "mla":
-        out.append('attention.type = "mla" (Multi-head Latent Attention)')
     if cfg.get("mtp_modules", 0):
         out.append(f"mtp_modules = {cfg['mtp_modules']} (multi-token prediction)")
     if moe is not None:
@@ -41,12 +41,15 @@ class Block(nn.Module):
     def __init__(self, cfg: Mapping[str, Any], kind: str, is_moe: bool, renormalize: bool) -> None:
         super().__init__()
         h = cfg["hidden_size"]
-        self.attn_norm, self.attn = norm(cfg, h), Attention(cfg, kind)
+        attention = MLA if cfg["attention"]["type"] == "mla" else Attention
+        self.attn_norm, self.attn = norm(cfg, h), attention(cfg, kind)
         self.ffn_norm = norm(cfg, h)
         self.ffn = MoE(cfg, renormalize) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
 
-    def forward(self, x: torch.Tensor, scale: float = 1.0, cache: list | None = None) -> torch.Tensor:
-        x = x + scale * self.attn(self.attn_norm(x), cache)
+    def forward(
+        self, x: torch.Tensor, scale: float = 1.0, cache: KVCache | None = None, visit: int = 0
+    ) -> torch.Tensor:
+        x = x + scale * self.attn(self.attn_norm(x), cache, visit)
         return x + scale * self.ffn(self.ffn_norm(x))
 
 
@@ -91,15 +94,23 @@ class ReferenceModel(nn.Module):
         span = [(i, s) for i in range(lo, hi + 1)]
         return [(i, 1.0) for i in range(lo)] + span * loop["count"] + [(i, 1.0) for i in range(hi + 1, n)]
 
-    def forward(self, tokens: torch.Tensor, cache: list | None = None) -> torch.Tensor:
-        """Logits for every position; a ``cache`` list receives one (K, V) per attention visit.
+    def forward(self, tokens: torch.Tensor, cache: KVCache | list | None = None) -> torch.Tensor:
+        """Logits for every position of the (B, t) tokens.
 
-        The cache holds the keys (after RoPE) and values of the KV heads that a decoder would keep after these
-        tokens; this slice fills it on a prefill and does not yet decode incrementally from it.
+        With a ``KVCache`` the tokens follow the ``cache.length`` tokens it has seen (RoPE and the masks at
+        their absolute positions) and the cache is updated: a prefill, then one decode step per call. An empty
+        list receives the slots of a fresh cache after these tokens (the prefill-only form).
         """
+        kv = KVCache() if isinstance(cache, list) else cache
+        if kv is not None and len(kv) not in (0, len(self.schedule)):
+            raise ValueError(f"KVCache has {len(kv)} slots: this model has {len(self.schedule)} attention visits")
         x = self.embed(tokens)
-        for i, scale in self.schedule:  # a looped layer is the same module on every visit
-            x = self.layers[i](x, scale, cache)
+        for v, (i, scale) in enumerate(self.schedule):  # a looped layer is the same module on every visit
+            x = self.layers[i](x, scale, kv, v)
+        if kv is not None:
+            kv.length += tokens.shape[1]
+        if isinstance(cache, list):
+            cache.extend(kv.slots)
         x = self.final_norm(x)
         if self.lm_head is None:
             return F.linear(x, self.embed.weight)
