@@ -22,6 +22,8 @@ from ._attention import Attention, attention_mask
 from ._model import ReferenceModel, build_model
 from ._moe import FFN, MoE
 from ._shrink import shrink
-from ._terms import TERMS, param_terms
+from ._mtp import MTPModule, mtp_logits, trunk
+from ._terms import TERMS, mtp_params, param_terms
 
 __all__ = ["build_model", "param_terms", "shrink", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]
+__all__ += ["MTPModule", "mtp_logits", "mtp_params", "trunk"]

@@ -13,6 +13,7 @@ import smelt
 from ._attention import Attention
 from ._common import norm
 from ._moe import FFN, MoE
+from ._mtp import MTPModule, training_loss
 
 
 def native(cfg: Any) -> dict:
@@ -23,15 +24,10 @@ def native(cfg: Any) -> dict:
 
 def _unsupported(cfg: Mapping[str, Any]) -> list[str]:
     """The config's features this model does not build, by their JSON path."""
-    att, moe = cfg["attention"], cfg.get("moe")
+    att = cfg["attention"]
     out = []
     if att["type"] == "mla":
         out.append('attention.type = "mla" (Multi-head Latent Attention)')
-    if cfg.get("mtp_modules", 0):
-        out.append(f"mtp_modules = {cfg['mtp_modules']} (multi-token prediction)")
-    if moe is not None:
-        if moe["router_score"] != "softmax":
-            out.append(f'moe.router_score = "{moe["router_score"]}" (only softmax routing)')
     return out
 
 
@@ -78,6 +74,9 @@ class ReferenceModel(nn.Module):
         self.final_norm = norm(cfg, h)
         self.lm_head = None if cfg["tie_embeddings"] else nn.Linear(h, v, bias=False)
         self.schedule = self._schedule(cfg)
+        # Multi-token prediction (_mtp.py): each module's layer shaped like the last one, full attention.
+        d = cfg.get("mtp_modules", 0)
+        self.mtp = nn.ModuleList(MTPModule(cfg, Block(cfg, "full", n - 1 in moe, renormalize)) for _ in range(d)) if d else None
 
     @staticmethod
     def _schedule(cfg: Mapping[str, Any]) -> list[tuple[int, float]]:
@@ -105,6 +104,10 @@ class ReferenceModel(nn.Module):
             return F.linear(x, self.embed.weight)
         return self.lm_head(x)
 
+    def loss(self, tokens: torch.Tensor, mtp_weight: float = 0.3) -> torch.Tensor:
+        """Next-token loss on tokens[:, :T] plus the MTP modules' (T = length - mtp_modules - 1; _mtp.py)."""
+        return training_loss(self, tokens, mtp_weight)
+
 
 def _init(model: nn.Module, seed: int) -> None:
     g = torch.Generator().manual_seed(seed)
@@ -114,7 +117,7 @@ def _init(model: nn.Module, seed: int) -> None:
             leaf = name.rsplit(".", 1)[-1]
             if id(p) in norms:
                 p.fill_(0.0 if leaf == "bias" else 1.0)
-            elif leaf in ("bias", "sinks"):
+            elif leaf.endswith("bias") or leaf == "sinks":  # DeepSeek-V3's correction bias starts at 0 too
                 p.zero_()
             else:
                 p.copy_(torch.randn(p.shape, generator=g) * 0.02)
