@@ -59,6 +59,10 @@ def test_mtp_params_equal_smelt(name):
     report = smelt.count(cfg).to_dict()["params"]
     assert st.mtp_params(model) == report["mtp"] > 0
     assert st.param_terms(model) == report["terms"]
+    # Each module's layer is shaped like the last one (MoE when it is), with full attention whatever the pattern.
+    last = model.layers[-1]
+    for module in model.mtp:
+        assert module.layer.attn.kind == "full" and type(module.layer.ffn) is type(last.ffn)
 
 
 def test_deepseek_v3_mtp_module_by_hand():

@@ -127,8 +127,9 @@ def build_model(cfg: Any, seed: int = 0, device: Any = None, renormalize: bool =
     """The reference model of ``cfg`` (a path, dict or ``smelt.Config``, native or Hugging Face).
 
     ``renormalize``: top-k routing weights divided by their sum (Mixtral's
-    softmax over the chosen logits); the native config has no field for it and
-    no count depends on it.
+    softmax over the chosen logits; DeepSeek-V3's ``norm_topk_prob`` with sigmoid
+    routing; Llama 4's sigmoid form is never renormalised); the native config
+    has no field for it and no count depends on it.
     """
     c = native(cfg)
     dev = torch.device(device) if device is not None else torch.device("cpu")
