@@ -115,8 +115,14 @@ def test_tiny_moe_mtp_flops_by_hand():
     # 12,288: 64,640; the head 2*64*1000 = 128,000. 209,024 per module; measured: the core at 2*2*64*16 = 4,096.
     cfg = sigmoid_routed(bias=True, mtp=1)
     assert smelt.count(cfg, context=16).to_dict()["flops_per_token"]["terms"]["mtp"] == 209_024
-    total, core, _ = measured_mtp(st.build_model(cfg, seed=0), 16)
-    assert (total, core) == (16 * (209_024 - 2_176 + 4_096), 16 * 4_096)
+    model = st.build_model(cfg, seed=0)
+    total, core, _ = measured_mtp(model, 16)
+    assert (total, core) == (16 * (209_024 - 2_176 + 4_096), 16 * 4_096) == (3_375_104, 65_536)
+    # A training step on one sequence of 16 + 1 + 1 tokens: 3 x (the main forward 8,617,984 + 3,375,104).
+    tokens = torch.randint(0, 1000, (1, 18), generator=torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc:
+        model.loss(tokens).backward()
+    assert fc.get_total_flops() == 3 * (8_617_984 + 3_375_104) == 35_979_264
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -159,6 +165,16 @@ def test_each_depth_sees_the_token_k_ahead_and_no_further():
             assert (depth(k, seen) - depth(k, tokens)).abs().max() > 1e-3
             # Equal up to rounding: the experts' batches hold other tokens, so their sums round differently.
             assert torch.allclose(depth(k, target), depth(k, tokens), rtol=0, atol=1e-5)
+
+
+def test_without_mtp_the_loss_is_the_next_token_loss():
+    cfg = sigmoid_routed(bias=False)
+    model = st.build_model(cfg, seed=0)
+    assert model.mtp is None
+    tokens = torch.randint(0, 1000, (2, 9), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        want = torch.nn.functional.cross_entropy(model(tokens[:, :8]).reshape(-1, 1000), tokens[:, 1:].reshape(-1))
+        assert torch.equal(model.loss(tokens), want)
 
 
 def test_too_short_a_sequence_is_refused():

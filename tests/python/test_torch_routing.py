@@ -1,7 +1,7 @@
 """Sigmoid routing in the reference model: DeepSeek-V3's selection-only correction bias and Llama 4's form.
 
 The routing by hand on four experts, then parameters and FlopCounterMode's forward FLOPs per term against
-smelt's count on configs that route with a sigmoid (docs/reference-model.md, "Routing"). Skipped without torch.
+smelt's count on configs that route with a sigmoid (docs/reference-model.md, "Sigmoid routing"). Skipped without torch.
 """
 
 from __future__ import annotations
