@@ -72,12 +72,14 @@ def test_deepseek_v3_mtp_module_by_hand():
     cfg = deepseek_gqa(num_layers=4)
     model = st.build_model(cfg, device="meta")
     want = 25_088 + 336 + 50_176 + 224 + 28_928 + 2_752_512 + 10_752
-    assert len(model.mtp) == 1 and st.mtp_params(model) == smelt.count(cfg).to_dict()["params"]["mtp"] == want == 2_868_016
+    assert len(model.mtp) == 1 and want == 2_868_016
+    assert st.mtp_params(model) == smelt.count(cfg).to_dict()["params"]["mtp"] == want
 
 
 def measured_mtp(model, t: int) -> tuple[int, int, int]:
     """FlopCounterMode on the MTP modules' forward of t positions: (total, attention core, head)."""
-    tokens = torch.randint(0, model.config["vocab_size"], (1, t + len(model.mtp)), generator=torch.Generator().manual_seed(0))
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(0, model.config["vocab_size"], (1, t + len(model.mtp)), generator=g)
     with torch.no_grad():
         _, hidden = st.trunk(model, tokens[:, :t])
     with FlopCounterMode(display=False) as fc:
@@ -86,7 +88,8 @@ def measured_mtp(model, t: int) -> tuple[int, int, int]:
     # Called outside the model's forward, the modules are named from MTPModule down; the head is "Linear"
     # (untied) or counted only in "Global" (tied, F.linear on the embedding's weight).
     core = sum(n for k, n in per.items() if k.endswith("layer.attn"))
-    core -= sum(n for k, n in per.items() if k.endswith(("layer.attn.q_proj", "layer.attn.k_proj", "layer.attn.v_proj", "layer.attn.o_proj")))
+    projections = tuple(f"layer.attn.{p}_proj" for p in "qkvo")
+    core -= sum(n for k, n in per.items() if k.endswith(projections))
     modules = sum(n for k, n in per.items() if k == "MTPModule")
     return per["Global"], core, per["Global"] - modules
 
@@ -186,7 +189,8 @@ def test_too_short_a_sequence_is_refused():
 def test_a_short_training_run_with_mtp_lowers_both_losses():
     # tiny-moe with sigmoid routing, the correction bias and one MTP module learns "the next token is this
     # one + 1 mod 64" (so the token two ahead is + 2) with AdamW, 60 steps of 8 x 17 tokens: the main and the
-    # MTP loss start near ln(1000) = 6.91 and fall below 1 (measured, means of 3 steps: main 6.80 -> 0.12, MTP 6.71 -> 0.12).
+    # MTP loss start near ln(1000) = 6.91 and fall below 1 (measured, means of 3 steps: main 6.80 -> 0.12,
+    # MTP 6.71 -> 0.12).
     cfg = sigmoid_routed(bias=True, mtp=1)
     model = st.build_model(cfg, seed=0)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
@@ -197,7 +201,8 @@ def test_a_short_training_run_with_mtp_lowers_both_losses():
         x = (start + torch.arange(17)) % 64
         logits, hidden = st.trunk(model, x[:, :15])
         (depth1,) = st.mtp_logits(model, hidden, x)
-        losses = [torch.nn.functional.cross_entropy(lg.reshape(-1, 1000), x[:, k : k + 15].reshape(-1)) for k, lg in ((1, logits), (2, depth1))]
+        pairs = ((logits, x[:, 1:16]), (depth1, x[:, 2:17]))  # the next token, and the one after it
+        losses = [torch.nn.functional.cross_entropy(lg.reshape(-1, 1000), y.reshape(-1)) for lg, y in pairs]
         main.append(losses[0].item())
         mtp.append(losses[1].item())
         total = losses[0] + losses[1]  # model.loss(x, mtp_weight=1.0), its two parts kept apart

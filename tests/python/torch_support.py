@@ -83,7 +83,8 @@ def deepseek_gqa(num_layers: int = 61) -> dict:
     the correction bias, one MTP module) with its MLA replaced by multi-head attention, 8 heads of 14."""
     cfg = st.shrink(example("hf/deepseek-v3.json"))
     a = cfg["attention"]
-    cfg["attention"] = {"type": "gqa", "num_heads": 8, "num_kv_heads": 8, "head_dim": 14, "qkv_bias": False, "out_bias": False}
+    cfg["attention"] = {"type": "gqa", "num_heads": 8, "num_kv_heads": 8, "head_dim": 14}
+    cfg["attention"].update(qkv_bias=False, out_bias=False)
     cfg["attention"].update({k: a[k] for k in ("qk_norm", "sinks", "pattern", "window", "chunk")})
     cfg["num_layers"] = num_layers
     return smelt.read_config(cfg).to_dict()

@@ -76,7 +76,8 @@ class ReferenceModel(nn.Module):
         self.schedule = self._schedule(cfg)
         # Multi-token prediction (_mtp.py): each module's layer shaped like the last one, full attention.
         d = cfg.get("mtp_modules", 0)
-        self.mtp = nn.ModuleList(MTPModule(cfg, Block(cfg, "full", n - 1 in moe, renormalize)) for _ in range(d)) if d else None
+        last = (cfg, "full", n - 1 in moe, renormalize)
+        self.mtp = nn.ModuleList(MTPModule(cfg, Block(*last)) for _ in range(d)) if d else None
 
     @staticmethod
     def _schedule(cfg: Mapping[str, Any]) -> list[tuple[int, float]]:

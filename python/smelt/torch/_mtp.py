@@ -86,6 +86,7 @@ def training_loss(model: nn.Module, tokens: torch.Tensor, mtp_weight: float) -> 
     loss = F.cross_entropy(logits.reshape(-1, v), tokens[:, 1 : t + 1].reshape(-1))
     if d:
         depths = mtp_logits(model, hidden, tokens)
-        mtp = sum(F.cross_entropy(lg.reshape(-1, v), tokens[:, k + 1 : k + 1 + t].reshape(-1)) for k, lg in enumerate(depths, 1))
+        targets = [tokens[:, k + 1 : k + 1 + t] for k in range(1, d + 1)]
+        mtp = sum(F.cross_entropy(lg.reshape(-1, v), y.reshape(-1)) for lg, y in zip(depths, targets))
         loss = loss + mtp_weight / d * mtp
     return loss
