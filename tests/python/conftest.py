@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -38,3 +39,14 @@ def cli_json(*args: str, ok_codes: tuple[int, ...] = (0,)) -> dict:
 def same_bytes(python_dict: dict, cli_dict: dict) -> None:
     """Equal byte for byte after json.dumps(sort_keys=False): values and key order."""
     assert json.dumps(python_dict, sort_keys=False) == json.dumps(cli_dict, sort_keys=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_torch_thread():
+    """The smelt.torch tests multiply tiny matrices: a second intra-op thread only adds waiting (on a busy
+    2-core machine a training step took 20 times longer with two). Set once torch is imported (by a torch
+    test module at collection), so the other tests never import it."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield

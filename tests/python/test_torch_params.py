@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 
 import pytest
 
@@ -23,7 +22,7 @@ import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
 from torch_support import derived_looped, example, measured_flop_terms, mixed  # noqa: E402
 
-# Every example the slice builds; the rest must raise naming their feature (below).
+# Every example config: the model builds each of them.
 BUILT = [
     "tiny-moe.json",
     "mixtral-8x7b.json",
@@ -41,18 +40,14 @@ BUILT = [
     "hf/gpt-oss-20b.json",
     "hf/gpt-oss-120b.json",
     "hf/deepseek-v2-lite.json",
+    "hf/llama4-scout.json",
+    "hf/llama4-maverick.json",
+    "deepseek-v3-mla.json",
+    "hf/deepseek-v3.json",
 ]
-NOT_BUILT = {
-    "deepseek-v3-mla.json": "mtp_modules = 1",
-    "hf/deepseek-v3.json": "mtp_modules = 1",
-    "hf/llama4-scout.json": 'moe.router_score = "sigmoid"',
-    "hf/llama4-maverick.json": 'moe.router_score = "sigmoid"',
-}
-
-
 def test_every_example_is_listed():
     names = {os.path.relpath(p, example("")) for p in glob.glob(example("*.json")) + glob.glob(example("hf/*.json"))}
-    assert names == set(BUILT) | set(NOT_BUILT)
+    assert names == set(BUILT)
 
 
 def check_params(cfg: dict) -> dict:
@@ -100,12 +95,6 @@ def test_tiny_moe_by_hand():
         "shared_experts": 18_432,  # 3 * 3*64*32
         "dense_ffn": 24_576,  # 3*64*128
     }
-
-
-@pytest.mark.parametrize("name,feature", sorted(NOT_BUILT.items()))
-def test_unbuilt_features_are_named(name, feature):
-    with pytest.raises(NotImplementedError, match="cannot build yet: .*" + re.escape(feature)):
-        st.build_model(example(name), device="meta")
 
 
 def test_forward_shape_and_looped_layers_are_the_same_objects():

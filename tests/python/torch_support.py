@@ -89,3 +89,24 @@ def mla_switches() -> dict:
     cfg.update(norm="layernorm", loop={"span": "2-3", "count": 2, "residual_scale": 0.5})
     cfg["moe"].update(num_experts=16, top_k=2)
     return smelt.read_config(cfg).to_dict()
+
+
+def sigmoid_routed(bias: bool = True, mtp: int = 0) -> dict:
+    """tiny-moe with sigmoid routing: DeepSeek-V3's correction bias with ``bias``, Llama 4's form without;
+    ``mtp`` multi-token-prediction modules."""
+    cfg = st.shrink(example("tiny-moe.json"))
+    cfg["moe"].update(router_score="sigmoid", router_bias=bias)
+    cfg["mtp_modules"] = mtp
+    return smelt.read_config(cfg).to_dict()
+
+
+def deepseek_gqa(num_layers: int = 61) -> dict:
+    """DeepSeek-V3 shrunk (H = 112, 256 experts of 32, top-8, one shared, 3 dense layers, sigmoid routing with
+    the correction bias, one MTP module) with its MLA replaced by multi-head attention, 8 heads of 14."""
+    cfg = st.shrink(example("hf/deepseek-v3.json"))
+    a = cfg["attention"]
+    cfg["attention"] = {"type": "gqa", "num_heads": 8, "num_kv_heads": 8, "head_dim": 14}
+    cfg["attention"].update(qkv_bias=False, out_bias=False)
+    cfg["attention"].update({k: a[k] for k in ("qk_norm", "sinks", "pattern", "window", "chunk")})
+    cfg["num_layers"] = num_layers
+    return smelt.read_config(cfg).to_dict()

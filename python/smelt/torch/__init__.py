@@ -13,8 +13,8 @@ Weights are random (no checkpoint is loaded): with a generator seeded by
 order, biases and sink logits start at 0 and norm weights at 1. On the
 ``meta`` device nothing is allocated or initialised (for counting only).
 
-A config feature the model does not build raises ``NotImplementedError``
-naming the feature; nothing is approximated.
+Every feature a valid smelt config can switch on is built (smelt's validator
+refuses the rest first); nothing is approximated.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from ._mla import MLA
 from ._model import ReferenceModel, build_model
 from ._moe import FFN, MoE
 from ._shrink import shrink
-from ._terms import TERMS, param_terms
+from ._mtp import MTPModule, mtp_logits, trunk
+from ._terms import TERMS, mtp_params, param_terms
 
 __all__ = [
     "build_model",
@@ -41,3 +42,4 @@ __all__ = [
     "MoE",
     "TERMS",
 ]
+__all__ += ["MTPModule", "mtp_logits", "mtp_params", "trunk"]

@@ -15,24 +15,13 @@ from ._cache import KVCache
 from ._common import norm
 from ._mla import MLA
 from ._moe import FFN, MoE
+from ._mtp import MTPModule, training_loss
 
 
 def native(cfg: Any) -> dict:
     if isinstance(cfg, smelt.Config):
         return cfg.to_dict()
     return smelt.read_config(cfg).to_dict()
-
-
-def _unsupported(cfg: Mapping[str, Any]) -> list[str]:
-    """The config's features this model does not build, by their JSON path."""
-    moe = cfg.get("moe")
-    out = []
-    if cfg.get("mtp_modules", 0):
-        out.append(f"mtp_modules = {cfg['mtp_modules']} (multi-token prediction)")
-    if moe is not None:
-        if moe["router_score"] != "softmax":
-            out.append(f'moe.router_score = "{moe["router_score"]}" (only softmax routing)')
-    return out
 
 
 class Block(nn.Module):
@@ -70,9 +59,6 @@ class ReferenceModel(nn.Module):
 
     def __init__(self, cfg: Mapping[str, Any], renormalize: bool = True) -> None:
         super().__init__()
-        bad = _unsupported(cfg)
-        if bad:
-            raise NotImplementedError("smelt.torch cannot build yet: " + "; ".join(bad))
         self.config = dict(cfg)
         v, h, n = cfg["vocab_size"], cfg["hidden_size"], cfg["num_layers"]
         pattern, moe = cfg["attention"]["pattern"], _moe_layers(cfg)
@@ -81,6 +67,10 @@ class ReferenceModel(nn.Module):
         self.final_norm = norm(cfg, h)
         self.lm_head = None if cfg["tie_embeddings"] else nn.Linear(h, v, bias=False)
         self.schedule = self._schedule(cfg)
+        # Multi-token prediction (_mtp.py): each module's layer shaped like the last one, full attention.
+        d = cfg.get("mtp_modules", 0)
+        last = (cfg, "full", n - 1 in moe, renormalize)
+        self.mtp = nn.ModuleList(MTPModule(cfg, Block(*last)) for _ in range(d)) if d else None
 
     @staticmethod
     def _schedule(cfg: Mapping[str, Any]) -> list[tuple[int, float]]:
@@ -116,6 +106,10 @@ class ReferenceModel(nn.Module):
             return F.linear(x, self.embed.weight)
         return self.lm_head(x)
 
+    def loss(self, tokens: torch.Tensor, mtp_weight: float = 0.3) -> torch.Tensor:
+        """Next-token loss on tokens[:, :T] plus the MTP modules' (T = length - mtp_modules - 1; _mtp.py)."""
+        return training_loss(self, tokens, mtp_weight)
+
 
 def _init(model: nn.Module, seed: int) -> None:
     g = torch.Generator().manual_seed(seed)
@@ -125,7 +119,7 @@ def _init(model: nn.Module, seed: int) -> None:
             leaf = name.rsplit(".", 1)[-1]
             if id(p) in norms:
                 p.fill_(0.0 if leaf == "bias" else 1.0)
-            elif leaf in ("bias", "sinks"):
+            elif leaf.endswith("bias") or leaf == "sinks":  # DeepSeek-V3's correction bias starts at 0 too
                 p.zero_()
             else:
                 p.copy_(torch.randn(p.shape, generator=g) * 0.02)
@@ -135,8 +129,9 @@ def build_model(cfg: Any, seed: int = 0, device: Any = None, renormalize: bool =
     """The reference model of ``cfg`` (a path, dict or ``smelt.Config``, native or Hugging Face).
 
     ``renormalize``: top-k routing weights divided by their sum (Mixtral's
-    softmax over the chosen logits); the native config has no field for it and
-    no count depends on it.
+    softmax over the chosen logits; DeepSeek-V3's ``norm_topk_prob`` with sigmoid
+    routing; Llama 4's sigmoid form is never renormalised); the native config
+    has no field for it and no count depends on it.
     """
     c = native(cfg)
     dev = torch.device(device) if device is not None else torch.device("cpu")

@@ -28,15 +28,51 @@ class FFN(nn.Module):
         return self.down_proj(F.gelu(self.up_proj(x)))
 
 
+class Router(nn.Linear):
+    """The router, one Linear(H, E): H*E weights, + E for ``moe.router_bias`` (either kind below).
+
+    softmax + router_bias: gpt-oss's bias on the logits (``self.bias``), so it moves the choice and the weights.
+    sigmoid + router_bias: DeepSeek-V3's ``e_score_correction_bias``, added to the scores for the top-k choice
+    only; the weights are the uncorrected scores. It is balanced by a rule, not by gradient (technical report,
+    section 2.1.2), so it is a parameter with requires_grad=False: stored, counted, never trained here.
+    """
+
+    def __init__(self, h: int, e: int, score: str, bias: bool) -> None:
+        super().__init__(h, e, bias=bias and score == "softmax")
+        self.score = score
+        self.e_score_correction_bias = None
+        if bias and score == "sigmoid":
+            self.e_score_correction_bias = nn.Parameter(torch.empty(e), requires_grad=False)
+
+    def route(self, x: torch.Tensor, top_k: int, renormalize: bool) -> tuple[torch.Tensor, torch.Tensor, bool]:
+        """(weights, chosen experts, whether the weights scale the expert's input) for tokens x (N, H)."""
+        logits = self(x)  # the one H x E product: all the router's FLOPs
+        if self.score == "softmax":
+            weight, chosen = torch.topk(torch.softmax(logits, dim=-1), top_k, dim=-1)
+        elif self.e_score_correction_bias is None:
+            # Llama4Router: top-k on the logits (sigmoid is monotone, so the same choice as on the scores),
+            # sigmoid of the chosen, never renormalised, and Llama4TextMoe scales the expert's input by it.
+            top, chosen = torch.topk(logits, top_k, dim=-1)
+            return torch.sigmoid(top), chosen, True
+        else:
+            # DeepseekV3TopkRouter with n_group = topk_group = 1: choose on score + correction bias, weigh
+            # by the score; norm_topk_prob is ``renormalize``, routed_scaling_factor 1 (docs/reference-model.md).
+            scores = torch.sigmoid(logits)
+            _, chosen = torch.topk(scores + self.e_score_correction_bias, top_k, dim=-1)
+            weight = scores.gather(-1, chosen)
+        if renormalize:
+            weight = weight / weight.sum(dim=-1, keepdim=True)
+        return weight, chosen, False
+
+
 class MoE(nn.Module):
-    """Router H -> E (softmax, top-k), E routed experts run on their own tokens, S shared experts."""
+    """Router H -> E (softmax or sigmoid, top-k), E routed experts run on their own tokens, S shared experts."""
 
     def __init__(self, cfg: Mapping[str, Any], renormalize: bool) -> None:
         super().__init__()
         m, h = cfg["moe"], cfg["hidden_size"]
         self.top_k, self.renormalize = m["top_k"], renormalize
-        # router_bias: one bias per expert on the logits (gpt-oss), so it moves the choice and the weights.
-        self.router = nn.Linear(h, m["num_experts"], bias=m["router_bias"])
+        self.router = Router(h, m["num_experts"], m["router_score"], m["router_bias"])
         self.experts = nn.ModuleList(FFN(cfg, m["expert_width"]) for _ in range(m["num_experts"]))
         self.shared = nn.ModuleList(FFN(cfg, m["shared_width"]) for _ in range(m["num_shared_experts"]))
         # Qwen2-MoE: sigmoid(Linear(H, 1)) scales the shared experts' output.
@@ -45,14 +81,12 @@ class MoE(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
         x = x.reshape(-1, shape[-1])
-        probs = torch.softmax(self.router(x), dim=-1)
-        weight, chosen = torch.topk(probs, self.top_k, dim=-1)
-        if self.renormalize:
-            weight = weight / weight.sum(dim=-1, keepdim=True)
+        weight, chosen, on_input = self.router.route(x, self.top_k, self.renormalize)
         out = torch.zeros_like(x)
         for e in torch.unique(chosen).tolist():  # only the experts that were hit, on their tokens
             tok, slot = torch.nonzero(chosen == e, as_tuple=True)
-            y = self.experts[e](x[tok]) * weight[tok, slot, None].to(x.dtype)
+            w = weight[tok, slot, None].to(x.dtype)
+            y = self.experts[e](x[tok] * w) if on_input else self.experts[e](x[tok]) * w
             out = out.index_add(0, tok, y)
         if len(self.shared):
             s = sum(f(x) for f in self.shared)

@@ -27,8 +27,14 @@ def _term(name: str) -> str:
 
 
 def param_terms(model: nn.Module) -> dict[str, int]:
-    """Stored parameters per smelt term; a tied head and a looped layer appear once."""
+    """Stored parameters per smelt term; a tied head and a looped layer appear once; the MTP modules not at all."""
     out = dict.fromkeys(TERMS, 0)
     for name, p in model.named_parameters():
-        out[_term(name)] += p.numel()
+        if not name.startswith("mtp."):
+            out[_term(name)] += p.numel()
     return out
+
+
+def mtp_params(model: nn.Module) -> int:
+    """The MTP modules' own parameters, smelt's ``params.mtp`` (outside ``params.total``: counting.md, section 6)."""
+    return sum(p.numel() for name, p in model.named_parameters() if name.startswith("mtp."))

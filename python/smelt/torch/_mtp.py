@@ -1,0 +1,92 @@
+"""Multi-token prediction (DeepSeek-V3 technical report, section 2.2; counting.md, section 3.5).
+
+Module k (1..D) takes the previous depth's hidden state h^(k-1) (h^0: the main model's last hidden state, the
+final norm's input) and the embedding of the token k positions ahead, and predicts the token k + 1 ahead:
+
+    h'_i^k = M_k [norm(h_i^(k-1)); norm(Emb(t_(i+k)))],   h^k = TRM_k(h'^k),   logits_i^k = Head(norm(h_i^k))
+
+with M_k a Linear(2H, H) without bias, TRM_k one layer shaped like the main model's last layer (MoE when that
+one is) with full attention, and the embedding and the head the main model's own. Every depth runs on the same
+T positions as the main model, so a sequence of T + D + 1 tokens trains all of them (see ``training_loss``);
+that is the shape smelt counts, every module on every one of the T tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._common import norm
+
+
+class MTPModule(nn.Module):
+    """One depth: 2 input norms, the projection M (2H -> H), one layer, a final norm; 2H*H + 3H + the layer."""
+
+    def __init__(self, cfg: Mapping[str, Any], layer: nn.Module) -> None:
+        super().__init__()
+        h = cfg["hidden_size"]
+        self.hidden_norm, self.embed_norm = norm(cfg, h), norm(cfg, h)
+        self.proj = nn.Linear(2 * h, h, bias=False)
+        self.layer = layer
+        self.final_norm = norm(cfg, h)
+
+    def forward(self, hidden: torch.Tensor, ahead: torch.Tensor) -> torch.Tensor:
+        """h^k from h^(k-1) and Emb(t_(i+k)), both (B, T, H); the final norm is ``final_norm``'s, after it."""
+        x = self.proj(torch.cat([self.hidden_norm(hidden), self.embed_norm(ahead)], dim=-1))
+        return self.layer(x)
+
+
+def _head(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    if model.lm_head is None:  # tied: the embedding's weight, as the main model's head
+        return F.linear(x, model.embed.weight)
+    return model.lm_head(x)
+
+
+def trunk(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The main model's logits and its last hidden state h^0 (the input of its final norm), from one forward."""
+    seen: list[torch.Tensor] = []
+    handle = model.final_norm.register_forward_hook(lambda _m, inp, _out: seen.append(inp[0]))
+    try:
+        logits = model(tokens)
+    finally:
+        handle.remove()
+    return logits, seen[-1]
+
+
+def mtp_logits(model: nn.Module, hidden: torch.Tensor, tokens: torch.Tensor) -> list[torch.Tensor]:
+    """Logits of depths 1..D, each (B, T, V); ``hidden`` is h^0 (B, T, H), ``tokens`` (B, >= T + D).
+
+    Depth k reads the embeddings of tokens[:, k : k + T] and its logits at i predict tokens[:, i + k + 1].
+    """
+    t = hidden.shape[1]
+    if tokens.shape[1] < t + len(model.mtp):
+        raise ValueError(f"tokens has {tokens.shape[1]} positions: the MTP modules need T + D = {t + len(model.mtp)}")
+    out = []
+    for k, module in enumerate(model.mtp, start=1):
+        hidden = module(hidden, model.embed(tokens[:, k : k + t]))
+        out.append(_head(model, module.final_norm(hidden)))
+    return out
+
+
+def training_loss(model: nn.Module, tokens: torch.Tensor, mtp_weight: float) -> torch.Tensor:
+    """Next-token cross-entropy on tokens[:, :T] (T = len - D - 1), + mtp_weight / D x the depths' losses.
+
+    DeepSeek-V3's L = L_main + (lambda / D) * sum_k L_MTP^k, lambda 0.3 early in its training (section 2.2).
+    Without MTP modules it is the plain next-token loss on tokens[:, :-1].
+    """
+    d = len(model.mtp) if model.mtp is not None else 0
+    t = tokens.shape[1] - d - 1
+    if t < 1:
+        raise ValueError(f"tokens has {tokens.shape[1]} positions: training needs at least D + 2 = {d + 2}")
+    logits, hidden = trunk(model, tokens[:, :t])
+    v = logits.shape[-1]
+    loss = F.cross_entropy(logits.reshape(-1, v), tokens[:, 1 : t + 1].reshape(-1))
+    if d:
+        depths = mtp_logits(model, hidden, tokens)
+        targets = [tokens[:, k + 1 : k + 1 + t] for k in range(1, d + 1)]
+        mtp = sum(F.cross_entropy(lg.reshape(-1, v), y.reshape(-1)) for lg, y in zip(depths, targets))
+        loss = loss + mtp_weight / d * mtp
+    return loss
