@@ -78,7 +78,8 @@ def main() -> int:
     for name, cfg in cfgs.items():
         visits = smelt.count(cfg).to_dict()["layers_executed"]
         fwd, step = rows[name]
-        print(f"{name:<10} {cfg['hidden_size']:>4} {cfg['moe']['num_experts']:>7} {visits:>6} {fwd * 1e3:>11.1f} {step * 1e3:>14.1f}")
+        h, e = cfg["hidden_size"], cfg["moe"]["num_experts"]
+        print(f"{name:<10} {h:>4} {e:>7} {visits:>6} {fwd * 1e3:>11.1f} {step * 1e3:>14.1f}")
     (bf, bs), (df, ds) = rows["baseline"], rows["derived"]
     print(f"derived / baseline: forward {df / bf:.2f}x, train step {ds / bs:.2f}x")
     return 0
