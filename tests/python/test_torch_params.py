@@ -151,15 +151,6 @@ def test_forward_flops_equal_smelt_per_term(name):
     assert causal == pytest.approx(own["attention_scores"] + own["attention_values"], rel=1e-12)
 
 
-def test_the_docs_example():
-    # docs/reference-model.md, "Install and use": the README's derived config, shrunk, runs a forward pass.
-    cfg = st.shrink(example("smelt-looped-12l.json"))
-    model = st.build_model(cfg, seed=0)
-    logits = model(torch.randint(0, cfg["vocab_size"], (1, 16)))
-    assert (tuple(logits.shape), len(model.layers), len(model.schedule)) == ((1, 16, 1024), 12, 18)
-    assert st.param_terms(model) == smelt.count(cfg).to_dict()["params"]["terms"]
-
-
 def test_shrink_by_hand():
     # Mixtral-8x7B: H = 4096 -> f = 32; head_dim 128/32 = 4, expert width 14336/32 = 448,
     # vocabulary 32000/32 = 1000; 32 heads, 8 KV heads, 8 experts top-2, 32 layers kept.
@@ -188,30 +179,6 @@ def test_forward_and_backward_flops_are_smelt_s_training_convention(name):
     # The looped layers' weights collect gradient from every visit.
     for i, _ in model.schedule:
         assert model.layers[i].attn.q_proj.weight.grad.abs().sum() > 0
-
-
-@pytest.mark.parametrize("looped", [True, False])
-def test_a_short_training_run_lowers_the_loss(looped):
-    # tiny-moe (span 2-3 twice, residual scale 0.5) and the same layers without the loop learn
-    # "the next token is this one + 1 mod 64" with AdamW: the loss starts near ln(1000) = 6.91
-    # and falls below 1 within 100 steps (measured: 6.65 -> 0.03 for the looped model, mean of 5 steps).
-    cfg = st.shrink(example("tiny-moe.json"))
-    if not looped:
-        del cfg["loop"]
-    model = st.build_model(cfg, seed=0)
-    assert len(model.schedule) == (6 if looped else 4)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    g = torch.Generator().manual_seed(0)
-    losses = []
-    for _ in range(100):
-        x = torch.randint(0, 64, (8, 16), generator=g)
-        loss = torch.nn.functional.cross_entropy(model(x).reshape(-1, cfg["vocab_size"]), ((x + 1) % 64).reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
-    assert first > 6.0 and last < 1.0
 
 
 @pytest.mark.parametrize("name", ["tiny-moe.json", "hf/gpt-oss-20b.json", "derived", "mixed"])
