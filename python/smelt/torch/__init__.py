@@ -19,9 +19,10 @@ naming the feature; nothing is approximated.
 from __future__ import annotations
 
 from ._attention import Attention, attention_mask
+from ._measure import Measurement, Row, measure
 from ._model import ReferenceModel, build_model
 from ._moe import FFN, MoE
 from ._shrink import shrink
 from ._terms import TERMS, param_terms
 
-__all__ = ["build_model", "param_terms", "shrink", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]
+__all__ = ["build_model", "param_terms", "shrink", "measure", "Measurement", "Row", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]
