@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import os
 
-PARAM_COLUMNS = ("embedding", "lm_head", "attention", "norms", "router", "experts", "shared_experts", "dense_ffn", "total")
+PARAM_COLUMNS = (
+    "embedding",
+    "lm_head",
+    "attention",
+    "norms",
+    "router",
+    "experts",
+    "shared_experts",
+    "dense_ffn",
+    "total",
+)
 FLOP_COLUMNS = (
     ("forward", "attention_qkv", "qkv"),
     ("forward", "attention_out", "out"),
@@ -23,8 +33,12 @@ FLOP_COLUMNS = (
 
 
 def _name(path: str) -> str:
-    rel = os.path.normpath(path)
-    return rel[len("examples/") :] if rel.startswith("examples/") else rel
+    """A config's name in the table: its path below the last `examples` folder, else the path given."""
+    parts = os.path.normpath(path).split(os.sep)
+    if "examples" in parts[:-1]:
+        last = len(parts) - 1 - parts[::-1].index("examples")
+        return "/".join(parts[last + 1 :])
+    return path
 
 
 def _cell(rows: dict, key: tuple[str, str]) -> str:

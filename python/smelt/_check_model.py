@@ -25,9 +25,9 @@ class CheckError(Exception):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", nargs="+", metavar="CONFIG", help="native JSON or Hugging Face config.json")
-    p.add_argument("--shrink", action="store_true", help="check smelt.torch.shrink(CONFIG): tiny sizes, every ratio kept")
+    p.add_argument("--shrink", action="store_true", help="check smelt.torch.shrink(CONFIG): tiny widths, ratios kept")
     p.add_argument(
-        "--context", type=int, help="tokens of the measured forward (default: 16, or the config's context_length if less)"
+        "--context", type=int, help="tokens of the measured forward (default 16, or the context_length if smaller)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights and tokens (default 0)")
     p.add_argument("--json", action="store_true", help="ordered JSON: one object, an array for several configs")
@@ -68,10 +68,9 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
     for path in args.config:
         try:
             cfg = smelt.read_config(path).to_dict()
+            cfg = st.shrink(cfg) if args.shrink else cfg
         except smelt.ConfigError as e:
             raise CheckError(str(e)) from e
-        if args.shrink:
-            cfg = st.shrink(cfg)
         n = cfg["context_length"]
         if t is not None and t > n:
             raise CheckError(f"--context = {t}: must be at most the config's context_length = {n} ('{path}')")
@@ -104,7 +103,8 @@ def _table(path: str, m, shrunk: bool) -> str:
     w = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [f"{a:<{w[0]}}  {b:<{w[1]}}  {c:>{w[2]}}  {d:>{w[3]}}  {e}".rstrip() for a, b, c, d, e in rows]
     bad = [f"{r.part}.{r.term}" for r in m.rows if not r.exact]
-    tail = f"all {len(m.rows)} terms agree" if not bad else f"{len(bad)} of {len(m.rows)} terms differ: {', '.join(bad)}"
+    n = len(m.rows)
+    tail = f"all {n} terms agree" if not bad else f"{len(bad)} of {n} terms differ: {', '.join(bad)}"
     return head + "\n".join(lines) + "\n" + tail
 
 
@@ -117,7 +117,13 @@ def _record(path: str, m, shrunk: bool) -> dict:
 def run(args: argparse.Namespace) -> int:
     """Prints the comparison; 0 when every term agrees, EXIT_DISAGREE when one does not."""
     inputs = _prepare(args)
+    import torch
+
     from . import torch as st
+
+    # One thread: the models are tiny, and intra-op threads only make each small product wait (on 2 busy
+    # cores a shrunk config took 21 s with torch's default threads, 1.5 s with one).
+    torch.set_num_threads(1)
     from ._check_markdown import markdown
 
     done = []
