@@ -57,26 +57,32 @@ def _agreement(m) -> str:
 
 def markdown(done: list, shrunk: bool) -> str:
     """Two tables (parameters; FLOPs per token and KV at the context), a row per measured config, and a line
-    per config the model does not build. Every cell is the measured value; a bold one differs from smelt's."""
+    per config the model does not build. Every cell is the measured value; a bold one differs from smelt's
+    (given beside it). An "mtp" column appears where a config has MTP modules."""
     built = [(p, m) for p, m, _ in done if m is not None]
+    mtp = any(r.term == "mtp" for _, m in built for r in m.rows)  # a column only where a config has MTP modules
+    params = PARAM_COLUMNS + (("mtp",) if mtp else ())
+    flops = FLOP_COLUMNS[:9] + ((("forward", "mtp", "mtp"),) if mtp else ()) + FLOP_COLUMNS[9:]
     how = "shrunk, " if shrunk else ""
-    out = [f"Parameters ({how}elements), `sum(p.numel())` per term:", ""]
-    out.append("| config | " + " | ".join(PARAM_COLUMNS) + " | |")
-    out.append("|---|" + "---:|" * len(PARAM_COLUMNS) + "---|")
+    out = [f"Parameters ({how}elements), `sum(p.numel())` per term; the last column covers every row of both tables:"]
+    out += ["", "| config | " + " | ".join(params) + " | all terms |"]
+    out.append("|---|" + "---:|" * len(params) + "---|")
     for p, m in built:
         rows = {(r.part, r.term): r for r in m.rows}
-        cells = [_cell(rows, ("params", k)) for k in PARAM_COLUMNS]
+        cells = [_cell(rows, ("params", k)) for k in params]
         out.append(f"| `{_name(p)}` | " + " | ".join(cells) + f" | {_agreement(m)} |")
-    ts = sorted({m.context for _, m in built})
-    at = f"T = {ts[0]}" if len(ts) == 1 else "the context of each row"
-    out += ["", f"FLOPs per token at {at} (FlopCounterMode; the attention core also converted to smelt's causal "
-            f"convention) and the prefill KV cache at {at}:", ""]
-    out.append("| config | visits | " + " | ".join(c for _, _, c in FLOP_COLUMNS) + " |")
-    out.append("|---|---:|" + "---:|" * len(FLOP_COLUMNS))
+    out += [
+        "",
+        "FLOPs per token of a forward of T tokens (FlopCounterMode; the attention core also on smelt's causal "
+        "convention), training (forward + backward) and the prefill KV cache (slots, bytes) after T tokens:",
+        "",
+    ]
+    out.append("| config | T | visits | " + " | ".join(c for _, _, c in flops) + " |")
+    out.append("|---|---:|---:|" + "---:|" * len(flops))
     for p, m in built:
         rows = {(r.part, r.term): r for r in m.rows}
-        cells = [_cell(rows, (part, term)) for part, term, _ in FLOP_COLUMNS]
-        out.append(f"| `{_name(p)}` | {m.layers_executed} | " + " | ".join(cells) + " |")
+        cells = [_cell(rows, (part, term)) for part, term, _ in flops]
+        out.append(f"| `{_name(p)}` | {m.context} | {m.layers_executed} | " + " | ".join(cells) + " |")
     missing = [(p, f) for p, m, f in done if m is None]
     if missing:
         out += ["", "Not built (the model raises `NotImplementedError` naming the feature):", ""]

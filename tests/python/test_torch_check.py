@@ -255,10 +255,39 @@ def test_markdown_tables(capsys):
     code, out, _ = run(capsys, TINY, "--markdown", "--context", "8")
     assert code == 0
     lines = out.splitlines()
-    assert lines[2] == "| config | embedding | lm_head | attention | norms | router | experts | shared_experts | dense_ffn | total | |"
+    head = "| config | embedding | lm_head | attention | norms | router | experts | shared_experts | dense_ffn | total |"
+    assert lines[2] == head + " all terms |"
     assert lines[4] == "| `tiny-moe.json` | 64,000 | 64,000 | 49,152 | 576 | 1,536 | 147,456 | 18,432 | 24,576 | 369,728 | exact |"
-    # visits 6; qkv, out, core T x T, core causal, router, experts, shared, dense, head, forward, training, slots, KV
+    # T 8, visits 6; qkv, out, core T x T, core causal, router, experts, shared, dense, head, forward, training,
+    # slots, KV bytes: the rows of test_tiny_moe_table_by_hand
     assert lines[-1] == (
-        "| `tiny-moe.json` | 6 | 98,304 | 49,152 | 12,288 | 6,912 | 5,120 | 122,880 | 61,440 | 49,152 | 128,000 "
+        "| `tiny-moe.json` | 8 | 6 | 98,304 | 49,152 | 12,288 | 6,912 | 5,120 | 122,880 | 61,440 | 49,152 | 128,000 "
         "| 520,960 | 1,562,880 | 6 | 6,144 |"
     )
+
+
+def test_markdown_marks_a_difference_and_lists_what_is_not_built(capsys, monkeypatch):
+    # tiny-moe with 5 uncounted weights (bold, smelt's value beside it; exit 3), and a config whose feature
+    # the model refuses: a line under the tables, not an error, so the docs' table lists every example.
+    build, refuse_build = measure_module.build_model, st.build_model
+
+    def extra(*args, **kwargs):
+        model = build(*args, **kwargs)
+        model.extra = torch.nn.Parameter(torch.zeros(5))
+        return model
+
+    def refuse(cfg, **kwargs):
+        if cfg["name"] == "llama":
+            raise NotImplementedError("smelt.torch cannot build yet: X")
+        return refuse_build(cfg, **kwargs)
+
+    monkeypatch.setattr(measure_module, "build_model", extra)
+    monkeypatch.setattr(st, "build_model", refuse)
+    code, out, _ = run(capsys, TINY, example("hf/llama-3.1-8b.json"), "--shrink", "--markdown")
+    lines = out.splitlines()
+    assert code == 3
+    assert lines[4] == (
+        "| `tiny-moe.json` | 64,000 | 64,000 | 49,152 | 576 | 1,536 | 147,456 | 18,432 | **24,581** (smelt 24,576) "
+        "| **369,733** (smelt 369,728) | 2 of 25 differ |"
+    )
+    assert lines[-1] == "- `hf/llama-3.1-8b.json`: smelt.torch cannot build yet: X"
