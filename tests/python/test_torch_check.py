@@ -291,3 +291,15 @@ def test_markdown_marks_a_difference_and_lists_what_is_not_built(capsys, monkeyp
         "| **369,733** (smelt 369,728) | 2 of 25 differ |"
     )
     assert lines[-1] == "- `hf/llama-3.1-8b.json`: smelt.torch cannot build yet: X"
+
+
+def test_the_docs_table_is_the_generated_one(capsys):
+    # docs/reference-model.md, "Measured agreement", is scripts/agreement-table.sh's output (check-model
+    # --shrink --markdown over every example, about 70 s); tiny-moe's rows, regenerated here, are in it as printed.
+    code, out, _ = run(capsys, TINY, "--shrink", "--markdown")
+    with open(os.path.join(ROOT, "docs", "reference-model.md"), encoding="utf-8") as f:
+        doc = f.read().splitlines()
+    rows = [line for line in out.splitlines() if line.startswith("| `tiny-moe.json`")]
+    assert code == 0 and len(rows) == 2
+    for row in rows:
+        assert row in doc
