@@ -246,9 +246,33 @@ def test_every_example_agrees_term_by_term(name):
         pytest.skip(str(e))
     assert [r for r in rows if not r.exact] == []
     terms = {(r.part, r.term) for r in rows}
-    assert len(terms) == len(rows) == 25 + 2 * bool(cfg.get("mtp_modules", 0))
+    # 9 params, 12 forward, 2 training, 2 kv rows; with MTP modules params.mtp and forward.mtp, and no
+    # flop-counter training row (that convention has no MTP).
+    assert len(terms) == len(rows) == (26 if cfg.get("mtp_modules", 0) else 25)
     if cfg.get("mtp_modules", 0):
         assert {("params", "mtp"), ("forward", "mtp")} <= terms
+
+
+def test_mtp_rows_by_hand():
+    # tiny-moe with 2 MTP modules at T = 8 (counting.md, section 3.5); each module's layer is shaped like the
+    # last layer (MoE), with full attention. Skipped where the model does not build MTP.
+    cfg = st.shrink(TINY)
+    cfg["mtp_modules"] = 2
+    try:
+        m = st.measure(smelt.read_config(cfg).to_dict(), context=8)
+    except NotImplementedError as e:
+        pytest.skip(str(e))
+    rows = {(r.part, r.term): r for r in m.rows}
+    assert all(r.exact for r in m.rows)
+    # per module: M 2*64*64 = 8,192 + 3*64 norms + the layer: attention 12,288, norms 128, router 512,
+    # experts 8*3*64*32 = 49,152, shared 6,144; 76,608 each
+    assert rows["params", "mtp"].measured == 2 * 76_608
+    # per module per token: M 2*2*64*64 = 16,384; the layer 16,384 + 8,192 + 2*2*64*4.5 (causal, 1,152)
+    # + router 1,024 + top-2 experts 24,576 + shared 12,288 = 63,616; the head again 2*64*1000 = 128,000
+    assert rows["forward", "mtp"].measured == 2 * (16_384 + 63_616 + 128_000)
+    # training = 3 x (forward + mtp): 3 * (520,960 + 416,000); no flop-counter row (no MTP in that convention)
+    assert rows["training", "total"].measured == 2_810_880
+    assert ("training", "total (flop-counter, 3 x forward)") not in rows
 
 
 def test_markdown_tables(capsys):

@@ -25,4 +25,5 @@ from ._moe import FFN, MoE
 from ._shrink import shrink
 from ._terms import TERMS, param_terms
 
-__all__ = ["build_model", "param_terms", "shrink", "measure", "Measurement", "Row", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]
+__all__ = ["build_model", "param_terms", "shrink", "attention_mask", "ReferenceModel", "Attention", "FFN", "MoE", "TERMS"]
+__all__ += ["measure", "Measurement", "Row"]

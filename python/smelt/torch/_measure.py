@@ -83,11 +83,11 @@ def flop_terms(model: nn.Module, counts: Mapping[str, int]) -> tuple[dict[str, i
     ``attn.o_proj`` is attention_out; every other ``nn.Linear`` under ``attn`` (GQA's q/k/v_proj, MLA's
     down and up projections) is attention_qkv; what the attention module multiplies itself is the core (per
     layer, for the mask conversion); the MoE's router, experts, shared experts with their gate; a dense
-    layer's FFN; the LM head, and the MTP modules where the model has them. ``other`` holds what no term
-    claims (0 when the mapping is complete). Per sequence, all visits of a looped layer together.
+    layer's FFN; the LM head. ``other`` holds what no term claims (0 when the mapping is complete). Per
+    sequence, all visits of a looped layer together; the MTP modules run outside this forward (``measure``).
     """
     root = type(model).__name__
-    terms = dict.fromkeys(FLOP_TERMS + ("lm_head", "mtp", "other"), 0)
+    terms = dict.fromkeys(FLOP_TERMS + ("lm_head", "other"), 0)
     cores = []
     for i, layer in enumerate(model.layers):
         base = f"{root}.layers.{i}"
@@ -115,9 +115,7 @@ def flop_terms(model: nn.Module, counts: Mapping[str, int]) -> tuple[dict[str, i
         terms["other"] += counts.get(base, 0) - counts.get(f"{base}.attn", 0) - total_ffn
     terms["attention_core"] = sum(cores)
     layers = sum(counts.get(f"{root}.layers.{i}", 0) for i in range(len(model.layers)))
-    mtp = getattr(model, "mtp", None)
-    terms["mtp"] = _called(counts, f"{root}.mtp", mtp) if isinstance(mtp, nn.Module) else 0
-    rest = counts.get("Global", 0) - layers - terms["mtp"]
+    rest = counts.get("Global", 0) - layers
     if getattr(model, "lm_head", None) is not None:
         terms["lm_head"] = counts.get(f"{root}.lm_head", 0)
         terms["other"] += rest - terms["lm_head"]
@@ -147,24 +145,54 @@ def cache_slots(model: nn.Module, tokens: torch.Tensor) -> list[tuple[torch.Tens
     return [tuple(slot) for slot in cache]
 
 
-def _counts(fc: FlopCounterMode) -> dict[str, int]:
-    return {k: int(sum(v.values())) for k, v in fc.get_flop_counts().items()}
+def _snapshot(fc: FlopCounterMode) -> dict[str, dict[str, int]]:
+    """FlopCounterMode's counts so far, per module and per operator."""
+    return {k: {str(op): int(n) for op, n in v.items()} for k, v in fc.get_flop_counts().items()}
 
 
-def _core_by_op(model: nn.Module, fc: FlopCounterMode) -> list[int]:
-    """Per layer, the attention module's products other than a Linear's (mm, addmm): the core.
+def _totals(snap: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    return {k: sum(v.values()) for k, v in snap.items()}
+
+
+def _core_ops(ops: Mapping[str, int]) -> int:
+    return sum(n for op, n in ops.items() if op not in ("aten.mm", "aten.addmm"))
+
+
+def _cores_by_op(model: nn.Module, snap: Mapping[str, Mapping[str, int]]) -> tuple[list[int], int]:
+    """The attention core of each layer, and of the MTP modules' layers together: an attention module's
+    products other than a Linear's (mm, addmm).
 
     In a backward, torch 2.5.1's module tracker also places a Linear's products on its sibling Linears
-    (k_proj gets q_proj's), so the training conversion cannot subtract the projections by module; the
+    (k_proj gets q_proj's), so the training conversion cannot subtract the projections by module; an
     attention module's own total is right, and its batched products (bmm) are the core's alone.
     """
-    by_op = fc.get_flop_counts()
     root = type(model).__name__
-    out = []
-    for i in range(len(model.layers)):
-        ops = by_op.get(f"{root}.layers.{i}.attn", {})
-        out.append(int(sum(n for op, n in ops.items() if str(op) not in ("aten.mm", "aten.addmm"))))
-    return out
+    keys = [f"{root}.layers.{i}.attn" for i in range(len(model.layers))]
+    main = [_core_ops(snap.get(k, {})) for k in keys]
+    # Every other attention module that ran is an MTP module's layer (full attention: counting.md, 3.5).
+    extra = sum(_core_ops(v) for k, v in snap.items() if k.endswith(".attn") and k not in set(keys))
+    return main, extra
+
+
+def _run(model: nn.Module, tokens: torch.Tensor, t: int, training: bool) -> dict[str, dict]:
+    """FlopCounterMode snapshots: the forward of the first t tokens, then the MTP modules (fed the tokens
+    after them), then forward + backward of the sum of every logit."""
+    depth = len(model.mtp) if getattr(model, "mtp", None) is not None else 0
+    with FlopCounterMode(display=False) as fc:
+        if depth:
+            from ._mtp import mtp_logits, trunk  # multi-token prediction runs outside the model's forward
+
+            logits, hidden = trunk(model, tokens[:, :t])
+            snaps = {"forward": _snapshot(fc)}
+            out = [logits, *mtp_logits(model, hidden, tokens)]
+        else:
+            out = [model(tokens[:, :t])]
+            snaps = {"forward": _snapshot(fc)}
+        snaps["mtp"] = _snapshot(fc)
+        if training:
+            sum(x.sum() for x in out).backward()
+    snaps["training"] = _snapshot(fc)
+    return snaps
 
 
 def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] = PARTS) -> Measurement:
@@ -190,53 +218,49 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
             rows.append(Row("params", k, want["terms"][k], got[k], want["terms"][k] == got[k]))
         total = sum(got[k] for k in TERMS)
         rows.append(Row("params", "total", want["total"], total, want["total"] == total))
-        if mtp:
-            rows.append(Row("params", "mtp", want["mtp"], got.get("mtp", 0), want["mtp"] == got.get("mtp", 0)))
+        if mtp:  # the MTP modules' own parameters, outside the total (counting.md, section 6)
+            n = sum(p.numel() for name, p in model.named_parameters() if name.startswith("mtp."))
+            rows.append(Row("params", "mtp", want["mtp"], n, want["mtp"] == n))
     if not ({"forward", "training", "kv"} & set(parts)):
         return out
-    tokens = torch.randint(0, c["vocab_size"], (1, t), generator=torch.Generator().manual_seed(seed))
+    d = c.get("mtp_modules", 0)
+    tokens = torch.randint(0, c["vocab_size"], (1, t + d), generator=torch.Generator().manual_seed(seed))
     if {"forward", "training"} & set(parts):
-        with FlopCounterMode(display=False) as fc:
-            logits = model(tokens)
-            fwd = _counts(fc)  # the forward alone, before the backward adds to the same counter
-            if "training" in parts:
-                logits.sum().backward()
-        train, train_cores = _counts(fc), _core_by_op(model, fc)
-    if "forward" in parts:
+        snaps = _run(model, tokens, t, "training" in parts)
+        fwd = _totals(snaps["forward"])
         ft = own["flops_per_token"]["terms"]
         fcv = smelt.count(c, context=t, convention="flop-counter").to_dict()["flops_per_token"]
+        full = Fraction(t * (t + 1), 2 * t * t)  # an MTP layer's attention is full: P / T^2
+        # The MTP modules: what ran after the forward, its attention core converted as the layers' are.
+        mtp_raw = _totals(snaps["mtp"])["Global"] - fwd["Global"]
+        mtp_core = _cores_by_op(model, snaps["mtp"])[1] - _cores_by_op(model, snaps["forward"])[1]
+        mtp_flops = mtp_raw - mtp_core + mtp_core * full
+    if "forward" in parts:
         terms, cores = flop_terms(model, fwd)
         core = causal_core(c, cores, t)
-        for k in ("attention_qkv", "attention_out"):
-            rows.append(_flop_row("forward", k, ft[k], Fraction(terms[k]), t))
         fct = fcv["terms"]
-        rows.append(
-            _flop_row(
-                "forward",
-                "attention_core (flop-counter)",
-                fct["attention_scores"] + fct["attention_values"],
-                Fraction(terms["attention_core"]),
-                t,
-            )
-        )
-        rows.append(
-            _flop_row("forward", "attention_scores + values", ft["attention_scores"] + ft["attention_values"], core, t)
-        )
+        rows += [_flop_row("forward", k, ft[k], Fraction(terms[k]), t) for k in ("attention_qkv", "attention_out")]
+        flop_core = fct["attention_scores"] + fct["attention_values"]
+        rows.append(_flop_row("forward", "attention_core (flop-counter)", flop_core, Fraction(terms["attention_core"]), t))
+        own_core = ft["attention_scores"] + ft["attention_values"]
+        rows.append(_flop_row("forward", "attention_scores + values", own_core, core, t))
         for k in ("router", "experts", "shared_experts", "dense_ffn", "lm_head"):
             rows.append(_flop_row("forward", k, ft[k], Fraction(terms[k]), t))
-        if mtp:
-            rows.append(_flop_row("forward", "mtp", ft["mtp"], Fraction(terms["mtp"]), t))
+        if d:
+            rows.append(_flop_row("forward", "mtp", ft["mtp"], mtp_flops, t))
         rows.append(_flop_row("forward", "other (unmapped)", 0.0, Fraction(terms["other"]), t))
         rows.append(_flop_row("forward", "total (flop-counter)", fcv["forward"], Fraction(fwd["Global"]), t))
-        fwd_causal = fwd["Global"] - terms["attention_core"] + core - terms["mtp"]
+        fwd_causal = fwd["Global"] - terms["attention_core"] + core
         rows.append(_flop_row("forward", "total", own["flops_per_token"]["forward"], fwd_causal, t))
     if "training" in parts:
-        three = 3 * smelt.count(c, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward"]
-        rows.append(_flop_row("training", "total (flop-counter, 3 x forward)", three, Fraction(train["Global"]), t))
-        causal = train["Global"] - sum(train_cores) + causal_core(c, train_cores, t)
+        train = _totals(snaps["training"])["Global"]
+        if not d:  # smelt's flop-counter convention has no MTP (counting.md, 13.4)
+            rows.append(_flop_row("training", "total (flop-counter, 3 x forward)", 3 * fcv["forward"], Fraction(train), t))
+        main, extra = _cores_by_op(model, snaps["training"])
+        causal = train - sum(main) - extra + causal_core(c, main, t) + extra * full
         rows.append(_flop_row("training", "total", own["flops_per_token"]["training"], causal, t))
     if "kv" in parts:
-        slots = cache_slots(model, tokens)
+        slots = cache_slots(model, tokens[:, :t])
         kv = own["kv_cache"]
         rows.append(Row("kv", "slots", own["layers_executed"], len(slots), own["layers_executed"] == len(slots)))
         held = sum(x.numel() for slot in slots for x in slot) * kv["element_bytes"]
