@@ -19,6 +19,16 @@ DEFAULT_CONTEXT = 16
 EXIT_DISAGREE = 3
 
 
+# The reference attention multiplies full T x T scores and keeps, per head and visit, the scores, their masked
+# copy and the probabilities (float32) for the backward: 12 bytes per (head, query, key) pair.
+MAX_SCORE_BYTES = 2 * 2**30
+
+
+def _score_bytes(cfg: dict, t: int) -> int:
+    visits = smelt.count(cfg).to_dict()["layers_executed"] + cfg.get("mtp_modules", 0)
+    return 12 * cfg["attention"]["num_heads"] * t * t * visits
+
+
 class CheckError(Exception):
     """Bad input (exit code 2): an option, a config, a feature the reference model does not build."""
 
@@ -74,6 +84,14 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
         n = cfg["context_length"]
         if t is not None and t > n:
             raise CheckError(f"--context = {t}: must be at most the config's context_length = {n} ('{path}')")
+        used = t or min(DEFAULT_CONTEXT, n)
+        scores = _score_bytes(cfg, used)
+        if scores > MAX_SCORE_BYTES:
+            raise CheckError(
+                f"--context = {used}: the reference model keeps the full T x T attention scores of every visit for "
+                f"the backward, about {scores / 2**30:.1f} GiB for '{path}', more than the "
+                f"{MAX_SCORE_BYTES // 2**30} GiB check-model allows: use a smaller --context"
+            )
         p = smelt.count(cfg).to_dict()["params"]
         size = p["total"] + p["mtp"]
         if not args.shrink and size > MAX_PARAMS:
@@ -84,7 +102,7 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
             )
         try:
             st.build_model(cfg, device="meta")  # a feature the model does not build is named here, before any run
-            out.append((path, cfg, None, t or min(DEFAULT_CONTEXT, n)))
+            out.append((path, cfg, None, used))
         except NotImplementedError as e:
             if not args.markdown:
                 raise CheckError(str(e)) from e

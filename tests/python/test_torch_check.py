@@ -172,6 +172,22 @@ def test_a_config_too_large_without_shrink_exits_2(capsys):
     )
 
 
+def test_a_context_whose_scores_would_not_fit_exits_2(capsys, tmp_path):
+    # tiny-moe with a long context: the reference model keeps 12 bytes per (head, query, key) and visit for
+    # the backward, 12 * 4 heads * 4096^2 * 6 visits = 4,831,838,208 bytes = 4.5 GiB > 2 GiB.
+    cfg = smelt.read_config(TINY).to_dict()
+    cfg["context_length"] = 65536
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(cfg))
+    assert run(capsys, str(path), "--context", "4096") == (
+        2,
+        "",
+        "smelt: error: --context = 4096: the reference model keeps the full T x T attention scores of every "
+        f"visit for the backward, about 4.5 GiB for '{path}', more than the 2 GiB check-model allows: use a "
+        "smaller --context\n",
+    )
+
+
 def test_a_feature_not_built_exits_2_with_its_name(capsys, monkeypatch):
     # Whatever the model does not build raises NotImplementedError naming it; the command prints that text.
     def refuse(cfg, **kwargs):
