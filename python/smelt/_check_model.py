@@ -37,7 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", nargs="+", metavar="CONFIG", help="native JSON or Hugging Face config.json")
     p.add_argument("--shrink", action="store_true", help="check smelt.torch.shrink(CONFIG): tiny widths, ratios kept")
     p.add_argument(
-        "--context", type=int, metavar="T", help="tokens of the measured forward (default 16, or the context_length if smaller)"
+        "--context",
+        type=int,
+        metavar="T",
+        help="tokens of the measured forward (default 16, or the context_length if smaller)",
     )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random weights and tokens (default 0)")
     p.add_argument("--json", action="store_true", help="ordered JSON: one object, an array for several configs")

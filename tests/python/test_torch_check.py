@@ -112,7 +112,8 @@ def test_json_fields(capsys):
 def test_two_configs_give_an_array_and_shrink_is_recorded(capsys):
     code, out, _ = run(capsys, TINY, example("hf/llama-3.1-8b.json"), "--shrink", "--json", "--context", "4")
     d = json.loads(out)
-    assert code == 0 and [(x["model"], x["shrunk"], x["agree"]) for x in d] == [("tiny-moe", True, True), ("llama", True, True)]
+    assert code == 0
+    assert [(x["model"], x["shrunk"], x["agree"]) for x in d] == [("tiny-moe", True, True), ("llama", True, True)]
 
 
 def test_a_term_that_disagrees_exits_3(capsys, monkeypatch):
@@ -230,7 +231,9 @@ def test_without_torch_exits_2_and_the_module_runs_as_a_program():
 
 
 # Every example config, native and Hugging Face; those the model does not build yet are skipped by name.
-EXAMPLES = sorted(os.path.relpath(p, example("")) for p in glob.glob(example("*.json")) + glob.glob(example("hf/*.json")))
+EXAMPLES = sorted(
+    os.path.relpath(p, example("")) for p in glob.glob(example("*.json")) + glob.glob(example("hf/*.json"))
+)
 
 
 def cut(cfg: dict, layers: int = 4) -> dict:
@@ -295,9 +298,13 @@ def test_markdown_tables(capsys):
     code, out, _ = run(capsys, TINY, "--markdown", "--context", "8")
     assert code == 0
     lines = out.splitlines()
-    head = "| config | embedding | lm_head | attention | norms | router | experts | shared_experts | dense_ffn | total |"
-    assert lines[2] == head + " all terms |"
-    assert lines[4] == "| `tiny-moe.json` | 64,000 | 64,000 | 49,152 | 576 | 1,536 | 147,456 | 18,432 | 24,576 | 369,728 | exact |"
+    assert lines[2] == (
+        "| config | embedding | lm_head | attention | norms | router | experts | shared_experts | dense_ffn | total "
+        "| all terms |"
+    )
+    assert lines[4] == (
+        "| `tiny-moe.json` | 64,000 | 64,000 | 49,152 | 576 | 1,536 | 147,456 | 18,432 | 24,576 | 369,728 | exact |"
+    )
     # T 8, visits 6; qkv, out, core T x T, core causal, router, experts, shared, dense, head, forward, training,
     # slots, KV bytes: the rows of test_tiny_moe_table_by_hand
     assert lines[-1] == (

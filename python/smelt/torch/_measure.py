@@ -241,7 +241,8 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
         fct = fcv["terms"]
         rows += [_flop_row("forward", k, ft[k], Fraction(terms[k]), t) for k in ("attention_qkv", "attention_out")]
         flop_core = fct["attention_scores"] + fct["attention_values"]
-        rows.append(_flop_row("forward", "attention_core (flop-counter)", flop_core, Fraction(terms["attention_core"]), t))
+        measured_core = Fraction(terms["attention_core"])
+        rows.append(_flop_row("forward", "attention_core (flop-counter)", flop_core, measured_core, t))
         own_core = ft["attention_scores"] + ft["attention_values"]
         rows.append(_flop_row("forward", "attention_scores + values", own_core, core, t))
         for k in ("router", "experts", "shared_experts", "dense_ffn", "lm_head"):
@@ -255,7 +256,8 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
     if "training" in parts:
         train = _totals(snaps["training"])["Global"]
         if not d:  # smelt's flop-counter convention has no MTP (counting.md, 13.4)
-            rows.append(_flop_row("training", "total (flop-counter, 3 x forward)", 3 * fcv["forward"], Fraction(train), t))
+            three = 3 * fcv["forward"]
+            rows.append(_flop_row("training", "total (flop-counter, 3 x forward)", three, Fraction(train), t))
         main, extra = _cores_by_op(model, snaps["training"])
         causal = train - sum(main) - extra + causal_core(c, main, t) + extra * full
         rows.append(_flop_row("training", "total", own["flops_per_token"]["training"], causal, t))
