@@ -1,9 +1,10 @@
-"""The ``python -m smelt`` command line: ``python -m smelt plot KIND INPUT --out FILE.png|svg``.
+"""The ``python -m smelt`` command line: ``plot KIND INPUT --out FILE.png|svg`` and ``check-model CONFIG...``.
 
 Exit codes follow smelt-match's (docs/cli.md): 0 success, 2 bad input (a usage error, a report that cannot be
-plotted, an output suffix other than .png or .svg), 4 a file that cannot be read or written. Errors go to
+plotted, an output suffix other than .png or .svg, a config or option check-model refuses), 3 a term whose
+measured count differs from smelt's (check-model), 4 a file that cannot be read or written. Errors go to
 standard error as ``smelt: error: ...``; nothing is written then. Each command imports its module only when it
-runs, so ``python -m smelt`` needs matplotlib only for ``plot``.
+runs, so ``python -m smelt`` needs matplotlib only for ``plot`` and torch only for ``check-model``.
 """
 
 from __future__ import annotations
@@ -60,10 +61,33 @@ def run_plot(args: argparse.Namespace) -> str:
     return f"wrote {args.kind} plot of '{args.input}' to {args.out}"
 
 
+def add_check_model(commands: argparse._SubParsersAction) -> None:
+    from . import _check_model  # no torch here: it is imported when the command runs
+
+    p = commands.add_parser(
+        "check-model",
+        help="smelt's counts beside the reference PyTorch model's, term by term (docs/reference-model.md)",
+        description="Build the reference model of each CONFIG, measure its parameters, forward and training "
+        "FLOPs (FlopCounterMode) and prefill KV cache, and print them beside smelt's counts.",
+    )
+    _check_model.add_arguments(p)
+    p.set_defaults(run=run_check_model)
+
+
+def run_check_model(args: argparse.Namespace) -> int:
+    from . import _check_model
+
+    try:
+        return _check_model.run(args)
+    except _check_model.CheckError as e:
+        raise BadInput(str(e)) from e
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m smelt", description="smelt's Python command line")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_plot(commands)
+    add_check_model(commands)
     args = parser.parse_args(argv)
     try:
         message = args.run(args)
@@ -73,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BadInput as e:
         print(f"smelt: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if isinstance(message, int):  # a command that printed its own output: its exit code
+        return message
     print(f"smelt: {message}", file=sys.stderr)
     return 0
 

@@ -4,13 +4,13 @@ and FlopCounterMode's counts mapped onto smelt's FLOP terms."""
 from __future__ import annotations
 
 import os
-import re
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import smelt
 import smelt.torch as st
+from smelt.torch._measure import flop_terms
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
@@ -28,32 +28,14 @@ def derived_looped() -> dict:
 
 
 def measured_flop_terms(model, t: int) -> tuple[dict, int]:
-    """FlopCounterMode on one forward of t tokens, per smelt term, per token."""
+    """FlopCounterMode on one forward of t tokens, per smelt term, per token (smelt.torch's own mapping of the
+    module tree onto the terms, docs/reference-model.md "check-model"); nothing is left unmapped."""
     tokens = torch.randint(0, model.config["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc:
         model(tokens)
     per = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
-    terms = dict.fromkeys(("attention_qkv", "attention_out", "attention_core", "router", "experts", "shared", "ffn"), 0)
-    for key, n in per.items():
-        if key.endswith(".attn.o_proj"):
-            terms["attention_out"] += n
-        elif re.search(r"\.attn\.\w+$", key):  # GQA's q/k/v_proj; MLA's down and up projections (norms: 0)
-            terms["attention_qkv"] += n
-        elif key.endswith(".attn"):
-            terms["attention_core"] += n  # minus the projections, below
-        elif key.endswith(".ffn.router"):
-            terms["router"] += n
-        elif re.search(r"\.ffn\.experts\.\d+$", key):
-            terms["experts"] += n
-        elif re.search(r"\.ffn\.shared\.\d+$", key) or key.endswith(".ffn.shared_gate"):
-            terms["shared"] += n
-        elif key.endswith(".ffn"):
-            terms["ffn"] += n
-    terms["attention_core"] -= terms["attention_qkv"] + terms["attention_out"]
-    terms["dense_ffn"] = terms.pop("ffn") - terms["router"] - terms["experts"] - terms["shared"]
-    terms["shared_experts"] = terms.pop("shared")
-    layers = sum(n for k, n in per.items() if re.fullmatch(r"ReferenceModel\.layers\.\d+", k))
-    terms["lm_head"] = per["Global"] - layers
+    terms, _ = flop_terms(model, per)
+    assert terms.pop("other") == 0
     assert all(n % t == 0 for n in terms.values())
     return {k: n // t for k, n in terms.items()}, per["Global"]
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ._attention import Attention, attention_mask
 from ._cache import KVCache, generate
 from ._mla import MLA
+from ._measure import Measurement, Row, measure
 from ._model import ReferenceModel, build_model
 from ._moe import FFN, MoE
 from ._shrink import shrink
@@ -43,3 +44,4 @@ __all__ = [
     "TERMS",
 ]
 __all__ += ["MTPModule", "mtp_logits", "mtp_params", "trunk"]
+__all__ += ["measure", "Measurement", "Row"]

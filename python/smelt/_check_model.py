@@ -1,0 +1,162 @@
+"""``python -m smelt check-model``: smelt's counts beside the reference model's, term by term.
+
+Every option and config is checked before any model runs, so a bad input prints nothing on standard output.
+torch is imported only here, when the command runs (docs/reference-model.md, "check-model").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import smelt
+
+# Without --shrink, a config is built at full size: float32 weights, 4 bytes each, plus the Python loop over
+# the experts. 50 M parameters (200 MB of weights) runs in seconds on a CPU; above it, check a tiny copy.
+MAX_PARAMS = 50_000_000
+MAX_SEED = 2**63 - 1
+DEFAULT_CONTEXT = 16
+EXIT_DISAGREE = 3
+
+
+# The reference attention multiplies full T x T scores and keeps, per head and visit, the scores, their masked
+# copy and the probabilities (float32) for the backward: 12 bytes per (head, query, key) pair.
+MAX_SCORE_BYTES = 2 * 2**30
+
+
+def _score_bytes(cfg: dict, t: int) -> int:
+    visits = smelt.count(cfg).to_dict()["layers_executed"] + cfg.get("mtp_modules", 0)
+    return 12 * cfg["attention"]["num_heads"] * t * t * visits
+
+
+class CheckError(Exception):
+    """Bad input (exit code 2): an option, a config, a feature the reference model does not build."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", nargs="+", metavar="CONFIG", help="native JSON or Hugging Face config.json")
+    p.add_argument("--shrink", action="store_true", help="check smelt.torch.shrink(CONFIG): tiny widths, ratios kept")
+    p.add_argument(
+        "--context",
+        type=int,
+        metavar="T",
+        help="tokens of the measured forward (default 16, or the context_length if smaller)",
+    )
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random weights and tokens (default 0)")
+    p.add_argument("--json", action="store_true", help="ordered JSON: one object, an array for several configs")
+    p.add_argument("--markdown", action="store_true", help="the agreement tables of docs/reference-model.md")
+
+
+def _fmt(v: int | float) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return f"{v:,}" if isinstance(v, int) else f"{v:,.3f}"
+
+
+def _diff(r) -> str:
+    if r.exact:
+        return "exact"
+    d = r.measured - r.smelt
+    return f"diff {'+' if d > 0 else ''}{_fmt(d)}"
+
+
+def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | None, int | None]]:
+    """(path, config, feature not built, context) per CONFIG; every input checked before anything runs."""
+    t = args.context
+    if t is not None and t < 1:
+        raise CheckError(f"--context = {t}: must be at least 1")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise CheckError(f"--seed = {args.seed}: must be between 0 and {MAX_SEED}")
+    if args.json and args.markdown:
+        raise CheckError("--json and --markdown: choose one")
+    try:
+        import torch  # noqa: F401  (lazily: only this command needs it)
+    except ImportError as e:
+        if (e.name or "").split(".")[0] != "torch":
+            raise
+        raise CheckError(f"check-model needs torch (pip install torch==2.5.1; docs/reference-model.md): {e}") from e
+    from . import torch as st
+
+    out: list = []
+    for path in args.config:
+        try:
+            cfg = smelt.read_config(path).to_dict()
+            cfg = st.shrink(cfg) if args.shrink else cfg
+        except smelt.ConfigError as e:
+            raise CheckError(str(e)) from e
+        n = cfg["context_length"]
+        if t is not None and t > n:
+            raise CheckError(f"--context = {t}: must be at most the config's context_length = {n} ('{path}')")
+        used = t or min(DEFAULT_CONTEXT, n)
+        scores = _score_bytes(cfg, used)
+        if scores > MAX_SCORE_BYTES:
+            raise CheckError(
+                f"--context = {used}: the reference model keeps the full T x T attention scores of every visit for "
+                f"the backward, about {scores / 2**30:.1f} GiB for '{path}', more than the "
+                f"{MAX_SCORE_BYTES // 2**30} GiB check-model allows: use a smaller --context"
+            )
+        p = smelt.count(cfg).to_dict()["params"]
+        size = p["total"] + p["mtp"]
+        if not args.shrink and size > MAX_PARAMS:
+            raise CheckError(
+                f"'{path}' has {size:,} parameters, more than the {MAX_PARAMS:,} check-model builds at full size "
+                f"(about {4 * size / 2**30:.1f} GiB of float32 weights): add --shrink to check a tiny copy "
+                "with the same ratios"
+            )
+        try:
+            st.build_model(cfg, device="meta")  # a feature the model does not build is named here, before any run
+            out.append((path, cfg, None, used))
+        except NotImplementedError as e:
+            if not args.markdown:
+                raise CheckError(str(e)) from e
+            out.append((path, None, str(e), None))
+    return out
+
+
+def _table(path: str, m, shrunk: bool) -> str:
+    head = (
+        f"check-model {m.model} ('{path}'{', shrunk' if shrunk else ''}): context {m.context} tokens, seed {m.seed}, "
+        f"{m.layers_stored} layers stored, {m.layers_executed} executed\n"
+        "params in elements, FLOPs per token, kv bytes at the context (slots: cache entries)\n"
+    )
+    rows = [("part", "term", "smelt", "measured", "")]
+    rows += [(r.part, r.term, _fmt(r.smelt), _fmt(r.measured), _diff(r)) for r in m.rows]
+    w = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [f"{a:<{w[0]}}  {b:<{w[1]}}  {c:>{w[2]}}  {d:>{w[3]}}  {e}".rstrip() for a, b, c, d, e in rows]
+    bad = [f"{r.part}.{r.term}" for r in m.rows if not r.exact]
+    n = len(m.rows)
+    tail = f"all {n} terms agree" if not bad else f"{len(bad)} of {n} terms differ: {', '.join(bad)}"
+    return head + "\n".join(lines) + "\n" + tail
+
+
+def _record(path: str, m, shrunk: bool) -> dict:
+    d = {"schema_version": 1, "kind": "check-model", "config": path, "shrunk": shrunk}
+    d.update(m.to_dict())
+    return d
+
+
+def run(args: argparse.Namespace) -> int:
+    """Prints the comparison; 0 when every term agrees, EXIT_DISAGREE when one does not."""
+    inputs = _prepare(args)
+    import torch
+
+    from . import torch as st
+
+    # One thread: the models are tiny, and intra-op threads only make each small product wait (on 2 busy
+    # cores a shrunk config took 21 s with torch's default threads, 1.5 s with one).
+    torch.set_num_threads(1)
+    from ._check_markdown import markdown
+
+    done = []
+    for path, cfg, feature, t in inputs:
+        m = st.measure(cfg, context=t, seed=args.seed) if cfg is not None else None
+        done.append((path, m, feature))
+    measured = [m for _, m, _ in done if m is not None]
+    if args.markdown:
+        print(markdown(done, args.shrink))
+    elif args.json:
+        records = [_record(p, m, args.shrink) for p, m, _ in done]
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
+    else:
+        print("\n\n".join(_table(p, m, args.shrink) for p, m, _ in done))
+    return 0 if all(m.agree for m in measured) else EXIT_DISAGREE
