@@ -92,26 +92,31 @@ def _randomise(model, seed: int) -> None:
                 t.copy_(0.15 * noise)
 
 
-def _pair(case: str):
+def _pair(case: str, change: dict | None = None, renormalize: bool | None = None, clamp: bool = True,
+          loader: dict | None = None):
+    """(transformers model, reference model with its weights) for ``case``; the keywords make one of the
+    differences the comparison must see: ``change`` the transformers config, ``renormalize`` and ``clamp`` the
+    reference model's routing and gpt-oss activation, ``loader`` keys of the config the loader is given."""
     cls, kwargs = CASES[case]
-    cfg = getattr(transformers, cls)(**kwargs)
+    cfg = getattr(transformers, cls)(**dict(kwargs, **(change or {})))
     hf = transformers.AutoModelForCausalLM.from_config(
         cfg, attn_implementation="eager", experts_implementation="eager"
     ).double().eval()
     _randomise(hf, seed=0)
     d = cfg.to_dict()
-    ref = st.build_model(smelt.read_config(d), renormalize=hf_renormalize(d)).double().eval()
-    if d["model_type"] == "gpt_oss":
+    renorm = hf_renormalize(d) if renormalize is None else renormalize
+    ref = st.build_model(smelt.read_config(d), renormalize=renorm).double().eval()
+    if d["model_type"] == "gpt_oss" and clamp:
         clamped_swiglu(ref, alpha=1.702, limit=7.0)  # GptOssExperts' constants
-    load_hf_state_dict(ref, hf.state_dict(), d)
+    load_hf_state_dict(ref, hf.state_dict(), dict(d, **(loader or {})))
     return hf, ref
 
 
-def _max_diff(case: str) -> float:
-    hf, ref = _pair(case)
+def _max_diff(case: str, float64: bool = True, **how) -> float:
+    hf, ref = _pair(case, **how)
     tokens = torch.randint(0, 128, (2, T), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        with Float64():
+        with Float64() if float64 else torch.no_grad():
             want = hf(input_ids=tokens).logits
         got = ref(tokens)
     assert want.dtype == got.dtype == torch.float64
@@ -122,5 +127,39 @@ def _max_diff(case: str) -> float:
 @pytest.mark.parametrize("case", list(CASES))
 def test_logits_equal_transformers(case):
     diff = _max_diff(case)
-    print(f"{case}: max |diff| {diff:.2e}")
     assert diff < ATOL, f"{case}: max |logits diff| = {diff:.3e}"
+
+
+# Each real difference, made on purpose, moves the logits far beyond ATOL: the comparison can fail.
+DIFFERENCES = {
+    "gpt-oss experts with plain SwiGLU": ("gpt_oss", dict(clamp=False), 0.1),
+    "DeepSeek-V3's interleaved RoPE rows not permuted": ("deepseek_v3", dict(loader=dict(rope_interleave=False)), 0.1),
+    "Qwen2-MoE renormalised against norm_topk_prob false": ("qwen2_moe", dict(renormalize=True), 0.1),
+    "Qwen2-MoE not renormalised against norm_topk_prob true": ("qwen2_moe_norm_topk", dict(renormalize=False), 0.1),
+    "Mixtral not renormalised": ("mixtral", dict(renormalize=False), 0.1),
+    "DeepSeek-V2's routed_scaling_factor 2": ("deepseek_v2_lite", dict(change=dict(routed_scaling_factor=2.0)), 0.1),
+    "Llama 4's L2 q/k norm on": ("llama4_text", dict(change=dict(use_qk_norm=True)), 0.1),
+    "Llama 4's NoPE layer": ("llama4_text", dict(change=dict(no_rope_layers=[1, 0])), 0.1),
+    # transformers' float32 upcasts, left on, round a float64 model to float32's precision: why Float64 exists
+    "transformers' float32 upcasts": ("llama", dict(float64=False), 1e-8),
+}
+
+
+@pytest.mark.parametrize("name", list(DIFFERENCES))
+def test_a_real_difference_is_seen(name):
+    case, how, at_least = DIFFERENCES[name]
+    diff = _max_diff(case, **how)
+    assert diff > at_least, f"{name}: max |logits diff| = {diff:.3e}"
+
+
+def test_loader_refuses_what_it_cannot_place():
+    hf, ref = _pair("mixtral")
+    sd, d = hf.state_dict(), hf.config.to_dict()
+    with pytest.raises(ValueError, match=r"^transformers tensor 'model.layers.0.extra.weight': no reference tensor"):
+        load_hf_state_dict(ref, dict(sd, **{"model.layers.0.extra.weight": torch.zeros(2)}), d)
+    gone = {k: v for k, v in sd.items() if k != "model.layers.1.self_attn.k_proj.weight"}
+    with pytest.raises(ValueError, match=r"^reference tensors that no transformers tensor fills: layers.1.attn.k_proj"):
+        load_hf_state_dict(ref, gone, d)
+    cut = dict(sd, **{"model.norm.weight": sd["model.norm.weight"][:63]})
+    with pytest.raises(ValueError, match=r"^'final_norm.weight': transformers shape \(63,\), reference shape \(64,\)$"):
+        load_hf_state_dict(ref, cut, d)
