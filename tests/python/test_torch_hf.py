@@ -37,6 +37,16 @@ DS.update(num_experts_per_tok=2, first_k_dense_replace=1, n_group=1, topk_group=
 
 CASES = {
     "llama": ("LlamaConfig", dict(NEUTRAL, **ATTN, intermediate_size=96)),
+    "llama_mqa_bias_tied": ("LlamaConfig", dict(
+        NEUTRAL, **dict(ATTN, num_key_value_heads=1), intermediate_size=96, attention_bias=True, mlp_bias=True,
+        tie_word_embeddings=True)),
+    "mistral_sliding": ("MistralConfig", dict(NEUTRAL, **ATTN, head_dim=8, intermediate_size=96, sliding_window=4)),
+    "qwen2_sliding": ("Qwen2Config", dict(
+        NEUTRAL, **ATTN, intermediate_size=96, use_sliding_window=True, sliding_window=4, max_window_layers=1)),
+    "qwen3": ("Qwen3Config", dict(NEUTRAL, **ATTN, head_dim=16, intermediate_size=96, attention_bias=True)),
+    "mixtral_sliding_tied": ("MixtralConfig", dict(
+        NEUTRAL, **ATTN, intermediate_size=48, num_local_experts=4, num_experts_per_tok=2, sliding_window=4,
+        tie_word_embeddings=True)),
     "mixtral": ("MixtralConfig", dict(
         NEUTRAL, **ATTN, intermediate_size=48, num_local_experts=4, num_experts_per_tok=2)),
     "qwen2_moe": ("Qwen2MoeConfig", dict(
@@ -52,6 +62,11 @@ CASES = {
     "deepseek_v2_lite": ("DeepseekV2Config", dict(DS, q_lora_rank=None, n_shared_experts=2, topk_method="greedy")),
     # transformers builds no MTP module: none here either.
     "deepseek_v3": ("DeepseekV3Config", dict(DS, q_lora_rank=24, n_shared_experts=1, num_nextn_predict_layers=0)),
+    "deepseek_v3_rotate_half": ("DeepseekV3Config", dict(
+        DS, q_lora_rank=None, n_shared_experts=2, num_nextn_predict_layers=0, rope_interleave=False)),
+    "olmoe_bias_tied": ("OlmoeConfig", dict(
+        NEUTRAL, **ATTN, intermediate_size=32, num_experts=4, num_experts_per_tok=2, attention_bias=True,
+        tie_word_embeddings=True)),
     "gpt_oss": ("GptOssConfig", dict(
         NEUTRAL, **ATTN, head_dim=16, intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
         sliding_window=4)),
