@@ -81,4 +81,17 @@ else
       fail "pip install torch==$torch_version exited with $? (needs about 5 GB free under $venv; SMELT_TORCH=0 skips torch and the smelt.torch tests)"
   fi
 fi
+# transformers, pinned, beside torch: the oracle of tests/python/test_torch_hf.py, which skips without it
+# (about 170 MB installed with its dependencies; 5.18.0 is the newest release that runs on torch 2.5.1:
+# later ones need torch 2.6). SMELT_TORCH=0 skips it with torch.
+transformers_version=5.18.0
+if [ "${SMELT_TORCH:-1}" != 0 ]; then
+  if "$venv/bin/python" -c "import sys, transformers; sys.exit(transformers.__version__ != '$transformers_version')" 2>/dev/null; then
+    say "python: transformers $transformers_version present"
+  else
+    say "python: pip install transformers==$transformers_version (PyPI)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "transformers==$transformers_version" >&2 ||
+      fail "pip install transformers==$transformers_version exited with $? (SMELT_TORCH=0 skips it and torch)"
+  fi
+fi
 echo "export SMELT_VENV='$venv'"

@@ -24,8 +24,12 @@ def rope(x: torch.Tensor, start: int = 0) -> torch.Tensor:
     half = d // 2
     if half == 0:
         return x
-    inv = ROPE_THETA ** (-torch.arange(half, dtype=torch.float32, device=x.device) / half)
-    ang = torch.arange(start, start + t, dtype=torch.float32, device=x.device)[:, None] * inv[None, :]
+    # transformers' inv_freq bit for bit (1 / theta^(2j/d) in float32); the angles in float64 for a float64
+    # model, so it is float64 throughout (docs/reference-model.md, "Against Hugging Face transformers").
+    inv = 1.0 / ROPE_THETA ** (torch.arange(half, dtype=torch.float32, device=x.device) / half)
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    pos = torch.arange(start, start + t, dtype=work, device=x.device)
+    ang = pos[:, None] * inv.to(work)[None, :]
     cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
     x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)

@@ -21,8 +21,14 @@ class FFN(nn.Module):
             self.gate_proj = nn.Linear(h, width, bias=bias)
         self.up_proj = nn.Linear(h, width, bias=bias)
         self.down_proj = nn.Linear(width, h, bias=bias)
+        # gpt-oss's clamped SwiGLU (alpha, limit), which the native config cannot say: set by _hf_weights.py.
+        self.clamp: tuple[float, float] | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.clamp is not None:  # GptOssExperts._apply_gate: elementwise, the same products
+            alpha, limit = self.clamp
+            g, u = self.gate_proj(x).clamp(max=limit), self.up_proj(x).clamp(-limit, limit)
+            return self.down_proj((u + 1) * g * torch.sigmoid(alpha * g))
         if self.gated:
             return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
         return self.down_proj(F.gelu(self.up_proj(x)))
