@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch")
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
 
-SEEDS = range(40)
-DECODE_SEEDS = range(0, 40, 5)  # 8 of the 40 also decode from the cache
+SEEDS = range(100)
+DECODE_SEEDS = range(0, 100, 5)  # 20 of the 100 also decode from the cache
 
 
 def _divisors(n: int) -> list[int]:
@@ -128,14 +128,17 @@ def draw(seed: int, seen: dict | None = None) -> tuple[dict, int]:
     if r.random() < 0.6:
         first = r.randint(1, layers)
         last = r.randint(first, layers)
-        loop = {"span": f"{first}-{last}" if r.random() < 0.7 or first != last else f"{first}", "count": r.randint(1, 3)}
+        # A one-layer span is written "N" or "N-N".
+        span = f"{first}" if first == last and r.random() < 0.5 else f"{first}-{last}"
+        loop = {"span": span, "count": r.randint(1, 3)}
         if r.random() < 0.5:
             loop["residual_scale"] = r.choice([0.5, 1.0, 0.3, 2.0])
         cfg["loop"] = loop
         seen["loop.count"].add(loop["count"])
         seen["loop.residual_scale given"].add("residual_scale" in loop)
-        seen["loop span"].add("whole" if (first, last) == (1, layers) else "start" if first == 1 else
-                              "end" if last == layers else "middle")
+        where = "whole" if (first, last) == (1, layers) else "start" if first == 1 else "end" if last == layers else ""
+        seen["loop span"].add(where or "middle")
+        seen["loop span form"].add("N" if "-" not in span else "N-N" if first == last else "N-M")
     seen["loop"].add("loop" in cfg)
     seen["moe"].add("moe" in cfg)
     seen["mtp_modules"].add(cfg["mtp_modules"])
@@ -179,6 +182,7 @@ COVERAGE = {
     "loop.count": {1, 2, 3},
     "loop.residual_scale given": {True, False},
     "loop span": {"whole", "start", "middle", "end"},
+    "loop span form": {"N", "N-N", "N-M"},
     "mtp_modules": {0, 1, 2},
     "num_layers": {1, 2, 3, 4, 5},
 }
@@ -225,5 +229,10 @@ def test_a_random_config_decodes_as_its_full_forward(seed):
             out.append(model(tokens[:, at : at + n], cache=cache))
             at += n
     assert torch.allclose(torch.cat(out, dim=1), full, rtol=0, atol=1e-10)
-    kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
-    assert cache.elements() * kv["element_bytes"] == 2 * kv["bytes_at_context"]  # batch 2
+    # After T tokens each slot (one per visit) holds smelt's elements per token held x tokens held.
+    kv = smelt.count(cfg, context=t).to_dict()
+    assert len(cache) == len(model.schedule) == kv["layers_executed"]
+    for slot, (i, _) in zip(cache, model.schedule):
+        layer = kv["layers"][i]
+        assert sum(x.numel() for x in slot) == 2 * layer["kv_elements_per_token_held"] * layer["kv_tokens_held"]
+    assert cache.elements() * kv["kv_cache"]["element_bytes"] == 2 * kv["kv_cache"]["bytes_at_context"]  # batch 2
