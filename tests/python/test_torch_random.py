@@ -236,3 +236,23 @@ def test_a_random_config_decodes_as_its_full_forward(seed):
         layer = kv["layers"][i]
         assert sum(x.numel() for x in slot) == 2 * layer["kv_elements_per_token_held"] * layer["kv_tokens_held"]
     assert cache.elements() * kv["kv_cache"]["element_bytes"] == 2 * kv["kv_cache"]["bytes_at_context"]  # batch 2
+
+
+# The MoE draws without a loop, of at least 2 layers, as Baselines: smelt.derive's looped config of each (span
+# middle-half, twice; alignments 1, since the widths are tiny) must agree term by term as well.
+def _baseline(seed: int) -> bool:
+    cfg = draw(seed)[0]
+    return "moe" in cfg and "loop" not in cfg and cfg["num_layers"] > 1
+
+
+DERIVE_SEEDS = [s for s in range(30) if _baseline(s)]  # 11 of them
+
+
+@pytest.mark.parametrize("seed", DERIVE_SEEDS)
+def test_the_looped_config_derived_from_a_random_baseline_agrees(seed):
+    base, t = draw(seed)
+    aligns = dict(align_hidden=1, align_experts=1, align_head_dim=1, align_ffn=1, min_head_dim=1)
+    cfg = smelt.derive(base, span="middle-half", loops=2, tolerance_pct=100, **aligns).best_config.to_dict()
+    assert cfg["loop"]["count"] == 2 and cfg["loop"]["residual_scale"] == 0.5
+    rows = st.measure(cfg, context=t, seed=seed).rows
+    assert [r for r in rows if not r.exact] == []
