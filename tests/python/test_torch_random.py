@@ -98,6 +98,8 @@ def _moe(r: random.Random, layers: int, seen: dict) -> dict:
     elif form == "list":
         m["layers"] = sorted(r.sample(range(1, layers + 1), r.randint(1, layers)))
     seen["moe.layers form"].add(form)
+    if form == "rule selecting none":  # its MoE switches take no effect: not counted as covered
+        return m
     seen["top_k"].add("1" if m["top_k"] == 1 else "E" if m["top_k"] == e else "between")
     seen["num_shared_experts"].add(shared)
     if shared:
