@@ -26,16 +26,6 @@ from torch_support import ROOT, example  # noqa: E402
 TINY = example("tiny-moe.json")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # The models are tiny: on 2 shared cores torch's intra-op threads make each small product wait for the
-    # other (measured: 21 s -> 1.5 s for one config), as check-model itself avoids. Restored afterwards.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(["check-model", *argv])
     out, err = capsys.readouterr()

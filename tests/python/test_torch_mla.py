@@ -11,11 +11,10 @@ from __future__ import annotations
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
-from torch_support import example, measured_flop_terms, mla_switches, v3_mla  # noqa: E402
+from torch_support import check_forward_flops, check_training_flops, example, measured_flop_terms, mla_switches, v3_mla  # noqa: E402
 
 
 def tiny_mla() -> dict:
@@ -133,26 +132,7 @@ def test_mla_forward_flops_equal_smelt_per_term(name):
     cfg = CASES[name]()
     if name == "deepseek-v2-lite":  # its dense layer and one MoE layer keep it short
         cfg = smelt.read_config(dict(cfg, num_layers=2)).to_dict()
-    t = 16
-    model = st.build_model(cfg, seed=0)
-    got, total = measured_flop_terms(model, t)
-    fc = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]
-    own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]["terms"]
-    assert total == fc["forward_per_sequence"]
-    ft = fc["terms"]
-    assert got["attention_core"] == ft["attention_scores"] + ft["attention_values"]
-    for term in ("attention_qkv", "attention_out", "router", "experts", "shared_experts", "dense_ffn", "lm_head"):
-        assert got[term] == ft[term] == own[term], term
-    # The core per visit multiplies the full T x T scores: 2*(w_qk + w_v)*T per token; smelt = that * P / T^2.
-    a = cfg["attention"]
-    w = a["num_heads"] * (a["qk_nope_head_dim"] + a["qk_rope_head_dim"] + a["v_head_dim"])
-    per_visit = got["attention_core"] / len(model.schedule)
-    assert per_visit == 2 * w * t
-    kinds = [a["pattern"][i % len(a["pattern"])] for i, _ in model.schedule]
-    pairs = [int(st.attention_mask(kind, t, a["window"], a["chunk"]).sum()) for kind in kinds]
-    assert sum(per_visit * p / (t * t) for p in pairs) == pytest.approx(
-        own["attention_scores"] + own["attention_values"], rel=1e-12
-    )
+    check_forward_flops(cfg, t=16)
 
 
 @pytest.mark.parametrize("name", ["deepseek-v2-lite", "switches"])
@@ -178,12 +158,6 @@ def test_mla_forward_and_backward_are_three_forwards(name):
     # As for GQA (test_torch_params.py): each product's backward multiplies two matrices of its size, the
     # latent's lift and the shared rope key included, so forward + backward = 3 x the flop-counter forward.
     cfg = CASES[name]()
-    t = 16
-    model = st.build_model(cfg, seed=0)
-    tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
-    with FlopCounterMode(display=False) as fc:
-        model(tokens).sum().backward()
-    fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
-    assert fc.get_total_flops() == 3 * fwd
+    model = check_training_flops(cfg, t=16)
     for i, _ in model.schedule:  # the latent's lift learns on every visit
         assert model.layers[i].attn.kv_b_proj.weight.grad.abs().sum() > 0

@@ -16,11 +16,10 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
-from torch_support import derived_looped, example, measured_flop_terms, mixed  # noqa: E402
+from torch_support import check_forward_flops, check_training_flops, derived_looped, example, mixed  # noqa: E402
 
 # Every example config: the model builds each of them.
 BUILT = [
@@ -127,28 +126,11 @@ def test_forward_flops_equal_smelt_per_term(name):
     if name == "hf/gpt-oss-20b.json":
         cfg["num_layers"] = 4  # 2 sliding + 2 full layers keep the test short; its pattern repeats
     t = 16
-    model = st.build_model(cfg, seed=0)
-    got, total = measured_flop_terms(model, t)
-    fc = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]
-    own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]["terms"]
-    assert total == fc["forward_per_sequence"]
-    ft = fc["terms"]
-    assert got["attention_core"] == ft["attention_scores"] + ft["attention_values"]
-    for term in ("attention_qkv", "attention_out", "router", "experts", "shared_experts", "dense_ffn", "lm_head"):
-        assert got[term] == ft[term] == own[term], term
-    # FlopCounterMode multiplies the full T x T scores on every visit, 2*q*T per product and token;
-    # smelt charges the causal average A = P/T attended keys (counting.md, 3.1): per visit 2*q*A.
-    # So smelt = measured * A / T layer by layer; for all-full configs A = (T + 1)/2.
+    _, got = check_forward_flops(cfg, t)
+    # For all-full configs every visit lets P = T(T + 1)/2 pairs through: smelt = measured * (T + 1)/(2T).
     if set(cfg["attention"]["pattern"]) == {"full"}:
+        own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]["terms"]
         assert got["attention_core"] * (t + 1) / (2 * t) == own["attention_scores"] + own["attention_values"]
-    # Every layer kind: the keys the model's own masks let through (P pairs) give smelt's A = P/T.
-    a = cfg["attention"]
-    pattern, q = a["pattern"], a["num_heads"] * a["head_dim"]
-    per_visit = got["attention_core"] / len(model.schedule)
-    assert per_visit == 2 * 2 * q * t  # Q K^T and softmax V over the full T x T
-    pairs = [int(st.attention_mask(pattern[i % len(pattern)], t, a["window"], a["chunk"]).sum()) for i, _ in model.schedule]
-    causal = sum(per_visit * p / (t * t) for p in pairs)
-    assert causal == pytest.approx(own["attention_scores"] + own["attention_values"], rel=1e-12)
 
 
 def test_shrink_by_hand():
@@ -167,14 +149,8 @@ def test_forward_and_backward_flops_are_smelt_s_training_convention(name):
     # counting.md, section 2), so forward + backward = 3 x forward under FlopCounterMode, the looped
     # layers once per visit in both directions; smelt's training = 3 x (forward + mtp), mtp = 0 here.
     cfg = {"derived": derived_looped, "mixed": mixed}.get(name, lambda: st.shrink(example(name)))()
-    t = 16
-    model = st.build_model(cfg, seed=0)
-    tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
-    with FlopCounterMode(display=False) as fc:
-        model(tokens).sum().backward()
-    fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
-    assert fc.get_total_flops() == 3 * fwd
-    own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]
+    model = check_training_flops(cfg, t=16)
+    own = smelt.count(cfg, context=16).to_dict()["flops_per_token"]
     assert own["training"] == 3 * own["forward"]
     # The looped layers' weights collect gradient from every visit.
     for i, _ in model.schedule:

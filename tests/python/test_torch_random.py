@@ -194,15 +194,6 @@ COVERAGE = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny models: one intra-op thread is faster on 2 shared cores (as in test_torch_check.py).
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def test_the_seeds_cover_every_switch_value():
     seen: dict = defaultdict(set)
     for seed in SEEDS:

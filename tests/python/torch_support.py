@@ -3,6 +3,7 @@ and FlopCounterMode's counts mapped onto smelt's FLOP terms."""
 
 from __future__ import annotations
 
+import math
 import os
 
 import torch
@@ -92,3 +93,47 @@ def deepseek_gqa(num_layers: int = 61) -> dict:
     cfg["attention"].update({k: a[k] for k in ("qk_norm", "sinks", "pattern", "window", "chunk")})
     cfg["num_layers"] = num_layers
     return smelt.read_config(cfg).to_dict()
+
+
+def check_forward_flops(cfg: dict, t: int = 16) -> tuple[torch.nn.Module, dict]:
+    """FlopCounterMode on a forward of t tokens equals smelt's flop-counter convention term by term, and the
+    attention core converts to smelt's own causal terms by the pairs each visit's mask lets through.
+
+    FlopCounterMode multiplies the full T x T scores on every visit, 2*w*T per token (w = 2q for GQA, n_h*(d_nope
+    + d_rope + d_v) for MLA: Q K^T and softmax V); smelt charges the causal average A = P/T attended keys
+    (counting.md, 3.1), so smelt = measured * P / T^2 visit by visit. Returns the model and the measured terms.
+    """
+    model = st.build_model(cfg, seed=0)
+    got, total = measured_flop_terms(model, t)
+    fc = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]
+    own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]["terms"]
+    assert total == fc["forward_per_sequence"]
+    ft = fc["terms"]
+    assert got["attention_core"] == ft["attention_scores"] + ft["attention_values"]
+    for term in ("attention_qkv", "attention_out", "router", "experts", "shared_experts", "dense_ffn", "lm_head"):
+        assert got[term] == ft[term] == own[term], term
+    a = cfg["attention"]
+    if a["type"] == "mla":
+        w = a["num_heads"] * (a["qk_nope_head_dim"] + a["qk_rope_head_dim"] + a["v_head_dim"])
+    else:
+        w = 2 * a["num_heads"] * a["head_dim"]
+    per_visit = got["attention_core"] / len(model.schedule)
+    assert per_visit == 2 * w * t
+    kinds = [a["pattern"][i % len(a["pattern"])] for i, _ in model.schedule]
+    pairs = [int(st.attention_mask(kind, t, a["window"], a["chunk"]).sum()) for kind in kinds]
+    causal = sum(per_visit * p / (t * t) for p in pairs)
+    assert math.isclose(causal, own["attention_scores"] + own["attention_values"], rel_tol=1e-12)
+    return model, got
+
+
+def check_training_flops(cfg: dict, t: int = 16) -> torch.nn.Module:
+    """FlopCounterMode on a forward + backward of t tokens is 3 x smelt's flop-counter forward: each product's
+    backward multiplies two matrices of its size (input and weight gradients, counting.md section 2), the looped
+    layers once per visit in both directions. Returns the model, its gradients filled."""
+    model = st.build_model(cfg, seed=0)
+    tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc:
+        model(tokens).sum().backward()
+    fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
+    assert fc.get_total_flops() == 3 * fwd
+    return model
