@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any, Mapping
 
 import torch
@@ -13,6 +15,7 @@ import smelt
 from ._attention import Attention
 from ._cache import KVCache
 from ._common import norm
+from ._hf_weights import hf_renormalize
 from ._mla import MLA
 from ._moe import FFN, MoE
 from ._mtp import MTPModule, training_loss
@@ -125,18 +128,44 @@ def _init(model: nn.Module, seed: int) -> None:
                 p.copy_(torch.randn(p.shape, generator=g) * 0.02)
 
 
-def build_model(cfg: Any, seed: int = 0, device: Any = None, renormalize: bool = True) -> ReferenceModel:
+def _hf_dict(cfg: Any) -> dict | None:
+    """The Hugging Face config ``cfg`` is (a path or a dict naming a ``model_type``), None for a native one."""
+    if not smelt._family_named_by(cfg):
+        return None
+    if isinstance(cfg, Mapping):
+        return dict(cfg)
+    with open(os.fspath(cfg), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def build_model(
+    cfg: Any, seed: int = 0, device: Any = None, renormalize: bool | None = None, sigmoid_form: str | None = None
+) -> ReferenceModel:
     """The reference model of ``cfg`` (a path, dict or ``smelt.Config``, native or Hugging Face).
 
-    ``renormalize``: top-k routing weights divided by their sum (Mixtral's
-    softmax over the chosen logits; DeepSeek-V3's ``norm_topk_prob`` with sigmoid
-    routing; Llama 4's sigmoid form is never renormalised); the native config
-    has no field for it and no count depends on it.
+    Two routing choices the native config has no field for, and no count depends on:
+    ``renormalize``: top-k routing weights divided by their sum (Mixtral's softmax over the chosen logits;
+    DeepSeek-V3's ``norm_topk_prob`` with sigmoid routing; Llama 4's sigmoid form is never renormalised).
+    None: as the Hugging Face config's own router does (``hf_renormalize``), True for a native config.
+    ``sigmoid_form``: sigmoid routing without the correction bias weighs the expert's input (``"llama4"``) or its
+    output (``"deepseek"``, DeepseekV3TopkRouter without the bias). None: ``"deepseek"`` for a DeepSeek Hugging
+    Face config, ``"llama4"`` otherwise. With the correction bias the form is always DeepSeek's.
     """
+    if sigmoid_form not in (None, "llama4", "deepseek"):
+        raise ValueError(f"sigmoid_form = {sigmoid_form!r}: must be 'llama4' or 'deepseek'")
     c = native(cfg)
+    hf = _hf_dict(cfg)
+    if renormalize is None:
+        renormalize = hf_renormalize(hf) if hf is not None else True
+    if sigmoid_form is None:
+        deepseek = hf is not None and str(hf.get("model_type", "")).startswith("deepseek")
+        sigmoid_form = "deepseek" if deepseek else "llama4"
     dev = torch.device(device) if device is not None else torch.device("cpu")
     with dev:
         model = ReferenceModel(c, renormalize)
+    for m in model.modules():
+        if isinstance(m, MoE) and m.router.sigmoid_form is not None and m.router.e_score_correction_bias is None:
+            m.router.sigmoid_form = sigmoid_form
     if dev.type != "meta":
         _init(model, seed)
     return model

@@ -46,6 +46,9 @@ class Router(nn.Linear):
     def __init__(self, h: int, e: int, score: str, bias: bool) -> None:
         super().__init__(h, e, bias=bias and score == "softmax")
         self.score = score
+        # Sigmoid scores without the correction bias weigh the expert's input (Llama 4) or its output (a DeepSeek
+        # config): the native config cannot say which, so build_model sets it (docs/reference-model.md).
+        self.sigmoid_form = ("deepseek" if bias else "llama4") if score == "sigmoid" else None
         self.e_score_correction_bias = None
         if bias and score == "sigmoid":
             self.e_score_correction_bias = nn.Parameter(torch.empty(e), requires_grad=False)
@@ -55,16 +58,17 @@ class Router(nn.Linear):
         logits = self(x)  # the one H x E product: all the router's FLOPs
         if self.score == "softmax":
             weight, chosen = torch.topk(torch.softmax(logits, dim=-1), top_k, dim=-1)
-        elif self.e_score_correction_bias is None:
+        elif self.sigmoid_form == "llama4":
             # Llama4Router: top-k on the logits (sigmoid is monotone, so the same choice as on the scores),
             # sigmoid of the chosen, never renormalised, and Llama4TextMoe scales the expert's input by it.
             top, chosen = torch.topk(logits, top_k, dim=-1)
             return torch.sigmoid(top), chosen, True
         else:
-            # DeepseekV3TopkRouter with n_group = topk_group = 1: choose on score + correction bias, weigh
-            # by the score; norm_topk_prob is ``renormalize``, routed_scaling_factor 1 (docs/reference-model.md).
+            # DeepseekV3TopkRouter with n_group = topk_group = 1: choose on score + correction bias (none: on the
+            # score), weigh by the score; norm_topk_prob is ``renormalize``, routed_scaling_factor 1.
             scores = torch.sigmoid(logits)
-            _, chosen = torch.topk(scores + self.e_score_correction_bias, top_k, dim=-1)
+            b = self.e_score_correction_bias
+            _, chosen = torch.topk(scores if b is None else scores + b, top_k, dim=-1)
             weight = scores.gather(-1, chosen)
         if renormalize:
             weight = weight / weight.sum(dim=-1, keepdim=True)

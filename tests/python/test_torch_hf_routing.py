@@ -1,0 +1,107 @@
+"""The routing ``build_model`` takes from a Hugging Face config: its top-k renormalisation (``norm_topk_prob``
+and its kin) and the sigmoid form of a DeepSeek config (docs/reference-model.md, "Routing"). Skipped without torch.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import smelt  # noqa: E402
+import smelt.torch as st  # noqa: E402
+from conftest import EXAMPLES  # noqa: E402
+from smelt.torch._hf_weights import hf_renormalize  # noqa: E402
+from torch_support import example  # noqa: E402
+
+# A tiny MoE body for any family's config.json: 2 layers, H = 64, 4 heads, 4 experts of 16, top-2.
+TINY = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+        "vocab_size": 128, "intermediate_size": 32, "moe_intermediate_size": 16, "num_experts_per_tok": 2}
+
+
+def hf(name: str, **change) -> dict:
+    d = json.loads((EXAMPLES / "hf" / name).read_text())
+    return dict(d, **change)
+
+
+def renormalised(model: st.ReferenceModel) -> set[bool]:
+    return {layer.ffn.renormalize for layer in model.layers if isinstance(layer.ffn, st.MoE)}
+
+
+@pytest.mark.parametrize(
+    "name, change, want",
+    [
+        # qwen1.5-moe and OLMoE say norm_topk_prob = false, Qwen3 true: transformers' routers follow it.
+        ("qwen1.5-moe-a2.7b.json", dict(TINY, num_experts=4, shared_expert_intermediate_size=16), False),
+        ("olmoe-1b-7b-0924.json", dict(TINY, num_experts=4), False),
+        ("qwen3-30b-a3b.json", dict(TINY, num_experts=4, head_dim=16), True),
+        ("qwen3-30b-a3b.json", dict(TINY, num_experts=4, head_dim=16, norm_topk_prob=False), False),
+        # Mixtral always renormalises (softmax over the chosen logits).
+        ("mixtral-8x7b.json", dict(TINY, num_local_experts=4), True),
+    ],
+)
+def test_an_hf_config_routes_with_its_own_renormalisation(name, change, want):
+    d = hf(name, **change)
+    assert renormalised(st.build_model(d, device="meta")) == {want}
+    assert renormalised(st.build_model(d, device="meta", renormalize=not want)) == {not want}  # the caller decides
+
+
+def test_an_hf_path_routes_with_its_own_renormalisation(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(hf("olmoe-1b-7b-0924.json", **TINY, num_experts=4)))
+    assert renormalised(st.build_model(path, device="meta")) == {False}
+    assert renormalised(st.build_model(str(path), device="meta")) == {False}
+
+
+def test_a_native_config_renormalises_by_default():
+    assert renormalised(st.build_model(smelt.read_config(example("tiny-moe.json")).to_dict(), device="meta")) == {True}
+
+
+def test_dbrx_without_moe_normalize_expert_weights_renormalises():
+    # The released DBRX config.json has no moe_normalize_expert_weights; DbrxFFNConfig's default is 1.0, and
+    # transformers divides the top-k weights by their 1-norm: their sum.
+    d = hf("dbrx.json")
+    assert "moe_normalize_expert_weights" not in d["ffn_config"]
+    assert hf_renormalize(d) is True
+    assert hf_renormalize(dict(d, ffn_config=dict(d["ffn_config"], moe_normalize_expert_weights=None))) is False
+    with pytest.raises(ValueError, match=r"ffn_config.moe_normalize_expert_weights = 2.0: .*only 1"):
+        hf_renormalize(dict(d, ffn_config=dict(d["ffn_config"], moe_normalize_expert_weights=2.0)))
+
+
+DEEPSEEK_V2 = dict(TINY, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=8,
+                   qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8, q_lora_rank=None)
+
+
+def _router_of(model: st.ReferenceModel):
+    return next(layer.ffn for layer in model.layers if isinstance(layer.ffn, st.MoE))
+
+
+def test_deepseek_v2_sigmoid_weighs_the_expert_outputs():
+    # A DeepSeek config's sigmoid scores weigh the experts' outputs (DeepseekV3TopkRouter without the
+    # correction bias), never Llama 4's inputs: transformers' DeepseekV2 has no sigmoid router at all.
+    model = st.build_model(hf("deepseek-v2-lite.json", **DEEPSEEK_V2, scoring_func="sigmoid"), seed=0)
+    moe = _router_of(model)
+    assert moe.router.e_score_correction_bias is None and moe.router.sigmoid_form == "deepseek"
+    x = torch.randn(3, 64, generator=torch.Generator().manual_seed(1))
+    weight, chosen, on_input = moe.router.route(x, 2, moe.renormalize)
+    assert not on_input and not moe.renormalize  # hf_renormalize: DeepSeek-V2 never renormalises
+    top, want = torch.topk(torch.sigmoid(moe.router(x)), 2, dim=-1)
+    assert torch.equal(chosen, want) and torch.allclose(weight, top)
+    by_hand = torch.stack([
+        sum(weight[n, j] * moe.experts[int(chosen[n, j])](x[n]) for j in range(2)) + moe.shared[0](x[n])
+        for n in range(3)
+    ])
+    with torch.no_grad():
+        assert torch.allclose(moe(x), by_hand, atol=1e-6)
+
+
+def test_the_sigmoid_form_of_a_native_config_is_llama4_unless_told():
+    cfg = smelt.read_config(example("tiny-moe.json")).to_dict()
+    cfg["moe"]["router_score"] = "sigmoid"
+    assert _router_of(st.build_model(cfg, device="meta")).router.sigmoid_form == "llama4"
+    told = st.build_model(cfg, device="meta", sigmoid_form="deepseek")
+    assert _router_of(told).router.sigmoid_form == "deepseek"
+    with pytest.raises(ValueError, match=r"sigmoid_form = 'v3': must be 'llama4' or 'deepseek'"):
+        st.build_model(cfg, device="meta", sigmoid_form="v3")
