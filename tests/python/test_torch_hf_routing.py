@@ -64,6 +64,8 @@ def test_dbrx_without_moe_normalize_expert_weights_renormalises():
     # transformers divides the top-k weights by their 1-norm: their sum.
     d = hf("dbrx.json")
     assert "moe_normalize_expert_weights" not in d["ffn_config"]
+    transformers = pytest.importorskip("transformers")
+    assert transformers.DbrxConfig(ffn_config=d["ffn_config"]).ffn_config.moe_normalize_expert_weights == 1.0
     assert hf_renormalize(d) is True
     assert hf_renormalize(dict(d, ffn_config=dict(d["ffn_config"], moe_normalize_expert_weights=None))) is False
     with pytest.raises(ValueError, match=r"ffn_config.moe_normalize_expert_weights = 2.0: .*only 1"):
