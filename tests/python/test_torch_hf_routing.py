@@ -107,3 +107,25 @@ def test_the_sigmoid_form_of_a_native_config_is_llama4_unless_told():
     assert _router_of(told).router.sigmoid_form == "deepseek"
     with pytest.raises(ValueError, match=r"sigmoid_form = 'v3': must be 'llama4' or 'deepseek'"):
         st.build_model(cfg, device="meta", sigmoid_form="v3")
+
+
+DEEPSEEK_V3 = dict(DEEPSEEK_V2, q_lora_rank=16, n_group=1, topk_group=1, num_nextn_predict_layers=0)
+
+
+def test_a_deepseek_v3_correction_bias_only_chooses_whatever_the_score():
+    # A deepseek_v3 config with scoring_func "softmax": smelt reads softmax routing with V3's router_bias, the
+    # e_score_correction_bias, which DeepSeek adds to the scores for the choice alone; not gpt-oss's bias on the
+    # logits, which would move the weights too.
+    cfg = hf("deepseek-v3.json", **DEEPSEEK_V3, scoring_func="softmax")
+    moe = _router_of(st.build_model(cfg, seed=0))
+    r = moe.router
+    assert r.score == "softmax" and r.bias is None and not r.e_score_correction_bias.requires_grad
+    with torch.no_grad():
+        r.e_score_correction_bias.copy_(torch.tensor([0.0, 0.0, 0.0, 1.0]))  # expert 3 always chosen
+    x = torch.randn(3, 64, generator=torch.Generator().manual_seed(1))
+    weight, chosen, on_input = r.route(x, 2, False)
+    probs = torch.softmax(r(x), dim=-1)
+    assert not on_input and (chosen == 3).any(dim=-1).all()
+    assert torch.allclose(weight, probs.gather(-1, chosen))  # the uncorrected probabilities
+    got = st.param_terms(st.build_model(cfg, device="meta"))
+    assert got == smelt.count(cfg).to_dict()["params"]["terms"]

@@ -149,7 +149,8 @@ def build_model(
     None: as the Hugging Face config's own router does (``hf_renormalize``), True for a native config.
     ``sigmoid_form``: sigmoid routing without the correction bias weighs the expert's input (``"llama4"``) or its
     output (``"deepseek"``, DeepseekV3TopkRouter without the bias). None: ``"deepseek"`` for a DeepSeek Hugging
-    Face config, ``"llama4"`` otherwise. With the correction bias the form is always DeepSeek's.
+    Face config, ``"llama4"`` otherwise. With the correction bias the form is always DeepSeek's, and a DeepSeek
+    config's ``router_bias`` is that bias (the choice alone) under softmax scores too.
     """
     if sigmoid_form not in (None, "llama4", "deepseek"):
         raise ValueError(f"sigmoid_form = {sigmoid_form!r}: must be 'llama4' or 'deepseek'")
@@ -157,8 +158,8 @@ def build_model(
     hf = _hf_dict(cfg)
     if renormalize is None:
         renormalize = hf_renormalize(hf) if hf is not None else True
+    deepseek = hf is not None and str(hf.get("model_type", "")).startswith("deepseek")
     if sigmoid_form is None:
-        deepseek = hf is not None and str(hf.get("model_type", "")).startswith("deepseek")
         sigmoid_form = "deepseek" if deepseek else "llama4"
     dev = torch.device(device) if device is not None else torch.device("cpu")
     with dev:
@@ -166,6 +167,8 @@ def build_model(
     for m in model.modules():
         if isinstance(m, MoE) and m.router.sigmoid_form is not None and m.router.e_score_correction_bias is None:
             m.router.sigmoid_form = sigmoid_form
+        if isinstance(m, MoE) and deepseek:  # a DeepSeek router bias is the correction bias under any score
+            m.router.choose_with_the_bias_only()
     if dev.type != "meta":
         _init(model, seed)
     return model

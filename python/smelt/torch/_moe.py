@@ -53,11 +53,21 @@ class Router(nn.Linear):
         if bias and score == "sigmoid":
             self.e_score_correction_bias = nn.Parameter(torch.empty(e), requires_grad=False)
 
+    def choose_with_the_bias_only(self) -> None:
+        """A DeepSeek config's ``router_bias`` under softmax scores: the correction bias, for the choice alone."""
+        if self.bias is not None:
+            self.e_score_correction_bias = nn.Parameter(torch.empty_like(self.bias), requires_grad=False)
+            self.register_parameter("bias", None)
+
     def route(self, x: torch.Tensor, top_k: int, renormalize: bool) -> tuple[torch.Tensor, torch.Tensor, bool]:
         """(weights, chosen experts, whether the weights scale the expert's input) for tokens x (N, H)."""
         logits = self(x)  # the one H x E product: all the router's FLOPs
-        if self.score == "softmax":
+        if self.score == "softmax" and self.e_score_correction_bias is None:
             weight, chosen = torch.topk(torch.softmax(logits, dim=-1), top_k, dim=-1)
+        elif self.score == "softmax":  # choose on probability + correction bias, weigh by the probability
+            probs = torch.softmax(logits, dim=-1)
+            _, chosen = torch.topk(probs + self.e_score_correction_bias, top_k, dim=-1)
+            weight = probs.gather(-1, chosen)
         elif self.sigmoid_form == "llama4":
             # Llama4Router: top-k on the logits (sigmoid is monotone, so the same choice as on the scores),
             # sigmoid of the chosen, never renormalised, and Llama4TextMoe scales the expert's input by it.
