@@ -129,3 +129,19 @@ def test_a_deepseek_v3_correction_bias_only_chooses_whatever_the_score():
     assert torch.allclose(weight, probs.gather(-1, chosen))  # the uncorrected probabilities
     got = st.param_terms(st.build_model(cfg, device="meta"))
     assert got == smelt.count(cfg).to_dict()["params"]["terms"]
+
+
+def test_check_model_of_an_hf_path_builds_the_family_s_router(tmp_path, monkeypatch):
+    import smelt.torch._measure as measure_module
+
+    built = []
+
+    def build(*args, **kwargs):
+        built.append(st.build_model(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(measure_module, "build_model", build)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(hf("olmoe-1b-7b-0924.json", **TINY, num_experts=4)))
+    assert st.measure(path, parts=("params",)).rows[-1].exact
+    assert renormalised(built[0]) == {False}  # OLMoE's norm_topk_prob false, as build_model(path) reads it

@@ -208,7 +208,8 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
         raise ValueError(f"parts = {bad}: each must be one of {', '.join(PARTS)}")
     t = context
     own = smelt.count(c, context=t).to_dict()
-    model = build_model(c, seed=seed, device="meta" if set(parts) == {"params"} else None)
+    # cfg, not c: a Hugging Face config keeps its family's routing choices (build_model's renormalize, sigmoid_form)
+    model = build_model(cfg, seed=seed, device="meta" if set(parts) == {"params"} else None)
     out = Measurement(own["model"], t, seed, own["layers_stored"], own["layers_executed"])
     rows = out.rows
     mtp = c.get("mtp_modules", 0) > 0
