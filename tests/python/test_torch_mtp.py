@@ -134,8 +134,12 @@ def test_a_training_step_with_mtp_is_3x_forward_plus_mtp(name):
     mtp = own["terms"]["mtp"] * t + d * t * 2 * q * (t - 1)  # 4qT measured where smelt has 2q(T + 1), per token
     assert fc.get_total_flops() == 2 * 3 * (main + mtp)  # a batch of 2 sequences
     assert own["training"] == 3 * (own["forward"] + own["terms"]["mtp"])
-    for module in model.mtp:
-        assert module.proj.weight.grad.abs().sum() > 0
+    # Every trained parameter of every module takes part: its norms (its own final norm, not the main model's),
+    # M, the layer; the routed experts only where tokens were routed to them.
+    for k, module in enumerate(model.mtp):
+        for name, p in module.named_parameters():
+            if p.requires_grad and not name.startswith("layer.ffn.experts."):
+                assert p.grad is not None and p.grad.abs().sum() > 0, f"mtp.{k}.{name}"
 
 
 def test_each_depth_sees_the_token_k_ahead_and_no_further():
