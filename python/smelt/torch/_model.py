@@ -125,7 +125,8 @@ def _init(model: nn.Module, seed: int) -> None:
             elif leaf.endswith("bias") or leaf == "sinks":  # DeepSeek-V3's correction bias starts at 0 too
                 p.zero_()
             else:
-                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+                # float32 draws whatever the default dtype: a seed gives one model, widened or not
+                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float32) * 0.02)
 
 
 def _hf_dict(cfg: Any) -> dict | None:
