@@ -19,7 +19,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
-from smelt.torch._hf_weights import clamped_swiglu, hf_renormalize, load_hf_state_dict  # noqa: E402
+from smelt.torch._hf_weights import clamped_swiglu, load_hf_state_dict  # noqa: E402
 
 T = 12
 ATOL = 1e-10
@@ -119,8 +119,8 @@ def _pair(case: str, change: dict | None = None, renormalize: bool | None = None
     ).double().eval()
     _randomise(hf, seed=0)
     d = cfg.to_dict()
-    renorm = hf_renormalize(d) if renormalize is None else renormalize
-    ref = st.build_model(smelt.read_config(d), renormalize=renorm).double().eval()
+    # build_model of the transformers config itself routes as the family does (hf_renormalize) by default
+    ref = st.build_model(d, renormalize=renormalize).double().eval()
     if d["model_type"] == "gpt_oss" and clamp:
         clamped_swiglu(ref, alpha=1.702, limit=7.0)  # GptOssExperts' constants
     load_hf_state_dict(ref, hf.state_dict(), dict(d, **(loader or {})))
