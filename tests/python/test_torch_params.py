@@ -63,6 +63,14 @@ def test_params_equal_smelt_terms(name):
     check_params(cfg)
 
 
+def test_a_full_size_config_builds_on_the_meta_device():
+    # docs/reference-model.md: DBRX at full size, 40 layers of 16 experts, nothing allocated; from its
+    # config.json path, so build_model reads the Hugging Face routing too.
+    model = st.build_model(example("hf/dbrx.json"), device="meta")
+    assert sum(st.param_terms(model).values()) == 131_596_523_520
+    assert st.param_terms(model) == smelt.count(example("hf/dbrx.json")).to_dict()["params"]["terms"]
+
+
 def test_params_of_a_derived_looped_config_count_the_span_once():
     cfg = derived_looped()
     assert smelt.count(cfg).to_dict()["layers_executed"] == 18
@@ -128,9 +136,18 @@ def test_forward_flops_equal_smelt_per_term(name):
     t = 16
     _, got = check_forward_flops(cfg, t)
     # For all-full configs every visit lets P = T(T + 1)/2 pairs through: smelt = measured * (T + 1)/(2T).
+    own_all = smelt.count(cfg, context=t).to_dict()["flops_per_token"]
+    own = own_all["terms"]
     if set(cfg["attention"]["pattern"]) == {"full"}:
-        own = smelt.count(cfg, context=t).to_dict()["flops_per_token"]["terms"]
         assert got["attention_core"] * (t + 1) / (2 * t) == own["attention_scores"] + own["attention_values"]
+    # The worked examples of docs/reference-model.md ("FlopCounterMode against smelt", "Measured agreement"):
+    if name == "tiny-moe.json":  # 6 visits of 2 * 2*64*16 measured; x 17/32 on smelt's convention
+        assert got["attention_core"] == 6 * 2 * 2 * 64 * 16 == 24_576
+        assert own["attention_scores"] + own["attention_values"] == 13_056
+        assert own_all["forward"] == 527_104 and 527_104 + 24_576 - 13_056 == 538_624 == 8_617_984 // 16
+    if name == "hf/gpt-oss-20b.json":  # per visit 2*2*128*16 measured; sliding W = 8 lets P = 100 pairs through
+        assert got["attention_core"] == 4 * 8_192
+        assert own["attention_scores"] + own["attention_values"] == 2 * 8_192 * (100 + 136) / 256 == 15_104
 
 
 def test_shrink_by_hand():
