@@ -151,6 +151,12 @@ def test_the_mla_cache_holds_the_latent_and_the_rope_key(name):
         assert latent.shape[-1] == a["kv_lora_rank"] and k_rope.shape[-1] == a["qk_rope_head_dim"]
         assert latent.numel() + k_rope.numel() == layer["kv_elements_per_token_held"] * layer["kv_tokens_held"]
     assert cache.elements() * kv["kv_cache"]["element_bytes"] == kv["kv_cache"]["bytes_at_context"]
+    # docs/reference-model.md ("KV cache"): V2-Lite shrunk by 16 holds 32 + 4 elements per token and visit:
+    # 2 visits * 12 tokens * 36 * 2 bytes = 1,728. The switches (8 + 1 per token): visits of layers 1, 2, 3, 2, 3,
+    # 4 (sliding W = 5, chunked C = 4, full, chunked, full, sliding) hold 5, 4, 12, 4, 12, 5 tokens: 42 * 9 * 2 = 756.
+    want = {"deepseek-v2-lite": 2 * 12 * (32 + 4) * 2, "switches": (5 + 4 + 12 + 4 + 12 + 5) * (8 + 1) * 2}[name]
+    assert want == {"deepseek-v2-lite": 1_728, "switches": 756}[name]
+    assert kv["kv_cache"]["bytes_at_context"] == want
 
 
 @pytest.mark.parametrize("name", ["tiny-mla", "switches"])
