@@ -174,6 +174,22 @@ def test_without_mtp_the_loss_is_the_next_token_loss():
         assert torch.equal(model.loss(tokens), want)
 
 
+def test_the_loss_with_mtp_is_main_plus_lambda_over_d_times_the_depths():
+    # L = L_main + (lambda / D) * (L_1 + L_2), D = 2: a sequence of T + D + 1 = 11 tokens, the main model on the
+    # first T = 8 (targets 1..8), depth k on the embeddings of tokens k..k + 7 (targets k + 1..k + 8).
+    model = st.build_model(sigmoid_routed(bias=True, mtp=2), seed=0)
+    tokens = torch.randint(0, 1000, (2, 11), generator=torch.Generator().manual_seed(3))
+    ce = torch.nn.functional.cross_entropy
+    with torch.no_grad():
+        logits, hidden = st.trunk(model, tokens[:, :8])
+        d1, d2 = st.mtp_logits(model, hidden, tokens)
+        depths = enumerate((logits, d1, d2))
+        parts = [ce(lg.reshape(-1, 1000), tokens[:, k + 1 : k + 9].reshape(-1)) for k, lg in depths]
+        assert torch.allclose(model.loss(tokens, mtp_weight=0.3), parts[0] + 0.3 / 2 * (parts[1] + parts[2]))
+        assert torch.allclose(model.loss(tokens), model.loss(tokens, mtp_weight=0.3))  # DeepSeek-V3's 0.3
+        assert not torch.allclose(model.loss(tokens, mtp_weight=0.0), model.loss(tokens))
+
+
 def test_too_short_a_sequence_is_refused():
     model = st.build_model(sigmoid_routed(bias=True, mtp=2), seed=0)
     with pytest.raises(ValueError, match=r"tokens has 3 positions: training needs at least D \+ 2 = 4"):

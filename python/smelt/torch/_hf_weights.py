@@ -180,7 +180,8 @@ def hf_renormalize(hf_config: Mapping) -> bool:
     (softmax over the chosen logits), DeepSeek-V2 never (its greedy router ignores ``norm_topk_prob``), Qwen-MoE,
     OLMoE and DeepSeek-V3 by ``norm_topk_prob`` (default false, false, true), DBRX by
     ``ffn_config.moe_normalize_expert_weights`` (default 1.0: divided by the weights' 1-norm, their sum; null:
-    not at all; another p-norm is refused, NotImplementedError, not approximated); Llama 4's sigmoid form is never renormalised."""
+    not at all; another p-norm is NotImplementedError, not approximated); Llama 4's sigmoid form is never
+    renormalised."""
     t = hf_config["model_type"]
     if t in ("mixtral", "gpt_oss"):
         return True
