@@ -14,6 +14,9 @@ import smelt
 # Without --shrink, a config is built at full size: float32 weights, 4 bytes each, plus the Python loop over
 # the experts. 50 M parameters (200 MB of weights) runs in seconds on a CPU; above it, check a tiny copy.
 MAX_PARAMS = 50_000_000
+# A shrunk copy keeps the counts of layers and experts, so it can stay large: the largest shrunk example
+# (DeepSeek-V3, 168 M parameters) takes about 13 s; a copy of a config with 50,000 experts per layer would not.
+MAX_SHRUNK_PARAMS = 250_000_000
 MAX_SEED = 2**63 - 1
 DEFAULT_CONTEXT = 16
 EXIT_DISAGREE = 3
@@ -86,7 +89,8 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
             raise CheckError(str(e)) from e
         n = cfg["context_length"]
         if t is not None and t > n:
-            raise CheckError(f"--context = {t}: must be at most the config's context_length = {n} ('{path}')")
+            whose = "the shrunk copy's" if args.shrink else "the config's"
+            raise CheckError(f"--context = {t}: must be at most {whose} context_length = {n} ('{path}')")
         used = t or min(DEFAULT_CONTEXT, n)
         scores = _score_bytes(cfg, used)
         if scores > MAX_SCORE_BYTES:
@@ -102,6 +106,13 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
                 f"'{path}' has {size:,} parameters, more than the {MAX_PARAMS:,} check-model builds at full size "
                 f"(about {4 * size / 2**30:.1f} GiB of float32 weights): add --shrink to check a tiny copy "
                 "with the same ratios"
+            )
+        if args.shrink and size > MAX_SHRUNK_PARAMS:
+            experts = (cfg.get("moe") or {}).get("num_experts", 0)
+            raise CheckError(
+                f"'{path}' shrunk still has {size:,} parameters, more than the {MAX_SHRUNK_PARAMS:,} check-model "
+                f"builds (about {4 * size / 2**30:.1f} GiB of float32 weights): shrink divides the widths but keeps "
+                f"the {cfg['num_layers']} layers and {experts} experts; check a config with fewer"
             )
         try:
             st.build_model(cfg, device="meta")  # a feature the model does not build is named here, before any run

@@ -1,0 +1,194 @@
+"""Bad input to `python -m smelt check-model` (docs/reference-model.md, "check-model"): each case exits with its
+code (2 bad input, 4 a file that cannot be read) and its exact message, with nothing on standard output, and no
+model is built. Also: smelt.torch.shrink keeps every config smelt accepts valid, tiny and with its counts.
+Skipped where torch is missing."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import smelt  # noqa: E402
+import smelt.torch as st  # noqa: E402
+from smelt.__main__ import main  # noqa: E402
+from torch_support import example  # noqa: E402
+
+from test_torch_random import draw  # noqa: E402
+
+TINY = example("tiny-moe.json")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["check-model", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def usage_error(capsys, *argv: str) -> tuple[int, str, str]:
+    """argparse's errors exit through SystemExit; the last line of standard error is the message."""
+    with pytest.raises(SystemExit) as e:
+        main(["check-model", *argv])
+    out, err = capsys.readouterr()
+    return e.value.code, out, err.splitlines()[-1]
+
+
+@pytest.fixture
+def no_build(monkeypatch):
+    """A check that comes too late would build the model: fail at once instead of building it for minutes."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was built")
+
+    monkeypatch.setattr(st, "build_model", refuse)
+    monkeypatch.setattr(st, "measure", refuse)
+
+
+def test_a_shrunk_copy_still_too_large_exits_2(capsys, tmp_path, no_build):
+    # tiny-moe (H = 64, so shrink divides nothing) with 50,000 experts in each of its 3 MoE layers:
+    # experts 3 * 50,000 * 3*64*32 = 921,600,000, router 3 * 64 * 50,000 = 9,600,000, and the rest of
+    # tiny-moe's 369,728 without its experts (147,456) and router (1,536): 931,420,736 parameters,
+    # 4 bytes each = 3.47 GiB. Before the check, --shrink skipped every size limit and built it.
+    cfg = smelt.read_config(TINY).to_dict()
+    cfg["moe"]["num_experts"] = 50_000
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps(cfg))
+    assert run(capsys, str(path), "--shrink") == (
+        2,
+        "",
+        f"smelt: error: '{path}' shrunk still has 931,420,736 parameters, more than the 250,000,000 check-model "
+        "builds (about 3.5 GiB of float32 weights): shrink divides the widths but keeps the 4 layers and 50000 "
+        "experts; check a config with fewer\n",
+    )
+
+
+def test_the_largest_shrunk_example_is_under_the_limit():
+    # DeepSeek-V3 shrunk (168,132,576 parameters with its MTP module) runs: the limit refuses none of the examples.
+    p = smelt.count(st.shrink(example("hf/deepseek-v3.json"))).to_dict()["params"]
+    assert p["total"] + p["mtp"] == 168_132_576 < 250_000_000
+
+
+def test_context_above_a_shrunk_context_length_names_the_shrunk_copy(capsys, no_build):
+    # Llama 3.1 says 131,072 tokens; its shrunk copy holds 32, and the message must say whose 32 it is.
+    path = example("hf/llama-3.1-8b.json")
+    assert run(capsys, path, "--shrink", "--context", "33") == (
+        2,
+        "",
+        f"smelt: error: --context = 33: must be at most the shrunk copy's context_length = 32 ('{path}')\n",
+    )
+
+
+def test_an_unknown_option_names_the_nearest(capsys):
+    assert usage_error(capsys, TINY, "--contxt", "3") == (
+        2,
+        "",
+        "python -m smelt check-model: error: unrecognized arguments: --contxt 3 (did you mean '--context'?)",
+    )
+    assert usage_error(capsys, TINY, "--shrinkk") == (
+        2,
+        "",
+        "python -m smelt check-model: error: unrecognized arguments: --shrinkk (did you mean '--shrink'?)",
+    )
+    # nothing near: argparse's message alone
+    assert usage_error(capsys, TINY, "--zzzz") == (
+        2,
+        "",
+        "python -m smelt check-model: error: unrecognized arguments: --zzzz",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--context", "1.5"], "argument --context: invalid int value: '1.5'"),
+        (["--seed", "x"], "argument --seed: invalid int value: 'x'"),
+    ],
+)
+def test_non_integers_exit_2(capsys, argv, message):
+    assert usage_error(capsys, TINY, *argv) == (2, "", f"python -m smelt check-model: error: {message}")
+
+
+def test_no_config_exits_2(capsys):
+    assert usage_error(capsys) == (
+        2,
+        "",
+        "python -m smelt check-model: error: the following arguments are required: CONFIG",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--context", "-1"], "--context = -1: must be at least 1"),
+        (
+            ["--context", str(10**12)],
+            f"--context = 1000000000000: must be at most the config's context_length = 8 ('{TINY}')",
+        ),
+        (["--seed", str(2**63)], "--seed = 9223372036854775808: must be between 0 and 9223372036854775807"),
+    ],
+)
+def test_out_of_range_options_exit_2(capsys, no_build, argv, message):
+    assert run(capsys, TINY, *argv) == (2, "", f"smelt: error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("{", "  {path}:2:1: malformed JSON: syntax error while parsing object key - unexpected end of input; "
+              "expected string literal"),
+        ("[1, 2]", '  {path}: cannot tell the format: expected "schema_version" (smelt native JSON) or '
+                   '"model_type" (Hugging Face config.json)'),
+        ('{"model_type": "foo", "hidden_size": 64}',
+         '  model_type = "foo": not supported; supported: dbrx, deepseek_v2, deepseek_v3, gpt_oss, llama, llama4, '
+         "llama4_text, mistral, mixtral, olmoe, qwen2, qwen2_moe, qwen3, qwen3_moe"),
+    ],
+)
+def test_a_bad_file_among_several_stops_all_before_output(capsys, tmp_path, text, message):
+    # The good config first: it is not measured or printed, since every input is read before anything runs.
+    path = tmp_path / "bad.json"
+    path.write_text(text + "\n")
+    assert run(capsys, TINY, str(path), "--json") == (
+        2,
+        "",
+        f"smelt: error: while reading config '{path}':\n" + message.format(path=path) + "\n",
+    )
+
+
+def _scaled(seed: int) -> dict:
+    """A random valid config of test_torch_random.draw with its widths, vocabulary, context, window and chunk
+    multiplied by 64 (or by another factor up to 5,000), some widths left small: the shapes shrink must map."""
+    cfg, _ = draw(seed)
+    r = random.Random(seed)
+    k = r.choice([64, 64, r.randint(2, 5000)])
+    c = json.loads(json.dumps(cfg))
+    for key in ("hidden_size", "vocab_size", "context_length"):
+        c[key] *= k
+    a = c["attention"]
+    for key in ("head_dim", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+        if a.get(key):
+            a[key] *= r.choice([k, 1])  # widths of 1 after the division: head_dim 1, MLA ranks 1
+    a["window"], a["chunk"] = a["window"] * k, a["chunk"] * k
+    c["ffn"]["dense_width"] *= k
+    if c.get("moe"):
+        c["moe"]["expert_width"] *= r.choice([k, 1])  # an expert width that rounds to 0 before the floor of 1
+        c["moe"]["shared_width"] *= k
+    return smelt.read_config(c).to_dict()
+
+
+def test_shrink_keeps_scaled_random_configs_valid_and_their_counts():
+    # 300 draws (about 1 s): shrink's own read_config refuses anything invalid; the copy is tiny, and every count
+    # the ratios depend on is the original's.
+    for seed in range(300):
+        c = _scaled(seed)
+        s = st.shrink(c)
+        assert s["hidden_size"] <= 128 and s["vocab_size"] <= 1024 and s["context_length"] <= 32, seed
+        assert s["attention"]["window"] <= 8 and s["attention"]["chunk"] <= 8, seed
+        for key in ("num_layers", "loop", "mtp_modules"):
+            assert s.get(key) == c.get(key), (seed, key)
+        for key in ("num_heads", "num_kv_heads", "pattern"):
+            assert s["attention"].get(key) == c["attention"].get(key), (seed, key)
+        for key in ("num_experts", "top_k", "num_shared_experts", "layers"):
+            assert (s.get("moe") or {}).get(key) == (c.get("moe") or {}).get(key), (seed, key)
