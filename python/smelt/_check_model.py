@@ -27,9 +27,25 @@ EXIT_DISAGREE = 3
 MAX_SCORE_BYTES = 2 * 2**30
 
 
-def _score_bytes(cfg: dict, t: int) -> int:
-    visits = smelt.count(cfg).to_dict()["layers_executed"] + cfg.get("mtp_modules", 0)
+def _score_bytes(cfg: dict, report: dict, t: int) -> int:
+    visits = report["layers_executed"] + cfg.get("mtp_modules", 0)
     return 12 * cfg["attention"]["num_heads"] * t * t * visits
+
+
+# The model builds one nn.Module per expert (so each runs on its routed tokens only), about 0.4 ms and 15 KB
+# each: 100,000 experts in one layer took 21 s to build on the meta device and 16 s more with weights (1.6 GB).
+# Shrinking keeps the expert count, so this limit holds with --shrink too; the examples stay under 15,200.
+MAX_EXPERT_MODULES = 50_000
+
+
+def _expert_modules(cfg: dict, report: dict) -> tuple[int, int, int, int]:
+    """(expert modules, routed and shared experts per layer, MoE layers): the MTP modules' layers are shaped like
+    the last layer, so they count when it is MoE."""
+    moe = cfg.get("moe") or {}
+    kinds = [layer["kind"] for layer in report["layers"]]
+    layers = kinds.count("moe") + (cfg.get("mtp_modules", 0) if kinds and kinds[-1] == "moe" else 0)
+    e, s = moe.get("num_experts", 0), moe.get("num_shared_experts", 0)
+    return (e + s) * layers, e, s, layers
 
 
 class CheckError(Exception):
@@ -92,14 +108,15 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
             whose = "the shrunk copy's" if args.shrink else "the config's"
             raise CheckError(f"--context = {t}: must be at most {whose} context_length = {n} ('{path}')")
         used = t or min(DEFAULT_CONTEXT, n)
-        scores = _score_bytes(cfg, used)
+        report = smelt.count(cfg).to_dict()
+        scores = _score_bytes(cfg, report, used)
         if scores > MAX_SCORE_BYTES:
             raise CheckError(
                 f"--context = {used}: the reference model keeps the full T x T attention scores of every visit for "
                 f"the backward, about {scores / 2**30:.1f} GiB for '{path}', more than the "
                 f"{MAX_SCORE_BYTES // 2**30} GiB check-model allows: use a smaller --context"
             )
-        p = smelt.count(cfg).to_dict()["params"]
+        p = report["params"]
         size = p["total"] + p["mtp"]
         if not args.shrink and size > MAX_PARAMS:
             raise CheckError(
@@ -113,6 +130,13 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
                 f"'{path}' shrunk still has {size:,} parameters, more than the {MAX_SHRUNK_PARAMS:,} check-model "
                 f"builds (about {4 * size / 2**30:.1f} GiB of float32 weights): shrink divides the widths but keeps "
                 f"the {cfg['num_layers']} layers and {experts} experts; check a config with fewer"
+            )
+        modules, routed, shared, layers = _expert_modules(cfg, report)
+        if modules > MAX_EXPERT_MODULES:
+            raise CheckError(
+                f"'{path}' has {modules:,} expert modules ({routed:,} routed and {shared:,} shared experts in each "
+                f"of {layers:,} MoE layers), more than the {MAX_EXPERT_MODULES:,} check-model builds (one nn.Module "
+                "each, about 0.4 ms and 15 KB): check a config with fewer experts or MoE layers"
             )
         try:
             st.build_model(cfg, device="meta")  # a feature the model does not build is named here, before any run

@@ -192,3 +192,33 @@ def test_shrink_keeps_scaled_random_configs_valid_and_their_counts():
             assert s["attention"].get(key) == c["attention"].get(key), (seed, key)
         for key in ("num_experts", "top_k", "num_shared_experts", "layers"):
             assert (s.get("moe") or {}).get(key) == (c.get("moe") or {}).get(key), (seed, key)
+
+
+def test_too_many_expert_modules_exit_2(capsys, tmp_path, no_build):
+    # Few parameters, many modules: tiny-moe at H = 8 with 20,000 experts of width 1 has 1,921,192 parameters,
+    # far under either limit, but one nn.Module per expert in 3 MoE layers, with the shared one: 3 * 20,001 =
+    # 60,003 modules, more than 50,000 (100,000 experts in one layer took 21 s to build on the meta device and
+    # 16 s more with weights, 1.6 GB; 1,000,000 would take minutes and 15 GB).
+    cfg = smelt.read_config(TINY).to_dict()
+    cfg["hidden_size"], cfg["vocab_size"] = 8, 16
+    cfg["attention"]["head_dim"] = 2
+    cfg["ffn"]["dense_width"] = 1
+    cfg["moe"].update(num_experts=20_000, expert_width=1, shared_width=1)
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(cfg))
+    assert smelt.count(smelt.read_config(str(path))).to_dict()["params"]["total"] == 1_921_192
+    message = (
+        f"smelt: error: '{path}' has 60,003 expert modules (20,000 routed and 1 shared experts in each of 3 MoE "
+        "layers), more than the 50,000 check-model builds (one nn.Module each, about 0.4 ms and 15 KB): check a "
+        "config with fewer experts or MoE layers\n"
+    )
+    assert run(capsys, str(path)) == (2, "", message)
+    assert run(capsys, str(path), "--shrink") == (2, "", message)
+
+
+def test_the_examples_are_under_the_module_limit():
+    # DeepSeek-V3: 256 routed + 1 shared expert in 58 MoE layers and its MTP module's layer: 257 * 59 = 15,163.
+    from smelt._check_model import MAX_EXPERT_MODULES, _expert_modules
+
+    cfg = st.shrink(example("hf/deepseek-v3.json"))
+    assert _expert_modules(cfg, smelt.count(cfg).to_dict()) == (15_163, 256, 1, 59) and 15_163 < MAX_EXPERT_MODULES
