@@ -222,3 +222,22 @@ def test_the_examples_are_under_the_module_limit():
 
     cfg = st.shrink(example("hf/deepseek-v3.json"))
     assert _expert_modules(cfg, smelt.count(cfg).to_dict()) == (15_163, 256, 1, 59) and 15_163 < MAX_EXPERT_MODULES
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        # max_hidden = -1 looped for ever (hidden // f > -1 holds for every f); 0 and a bool as well-formed
+        # nonsense; max_vocab = 0 gave read_config's "vocab_size = 0: must be positive", naming no argument.
+        ({"max_hidden": -1}, "shrink(): max_hidden = -1: must be an integer of at least 1"),
+        ({"max_hidden": 0}, "shrink(): max_hidden = 0: must be an integer of at least 1"),
+        ({"max_hidden": 2.5}, "shrink(): max_hidden = 2.5: must be an integer of at least 1"),
+        ({"max_vocab": 0}, "shrink(): max_vocab = 0: must be an integer of at least 1"),
+        ({"max_vocab": True}, "shrink(): max_vocab = True: must be an integer of at least 1"),
+    ],
+)
+def test_shrink_checks_its_limits_first(kwargs, message):
+    with pytest.raises(smelt.ConfigError) as e:
+        st.shrink(TINY, **kwargs)
+    assert str(e.value) == message
+    assert e.value.violations == [(next(iter(kwargs)), repr(next(iter(kwargs.values()))), message.split(": ")[-1])]

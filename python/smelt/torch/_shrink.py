@@ -18,8 +18,14 @@ def shrink(cfg: Any, max_hidden: int = 128, max_vocab: int = 1024) -> dict:
     (at most max_vocab). Counts of heads, KV heads, experts, top_k, shared
     experts, layers, the attention pattern, the MoE layers and the loop are
     kept, so every ratio between them is unchanged. The context becomes at
-    most 32 tokens, a window or chunk at most 8.
+    most 32 tokens, a window or chunk at most 8. ``max_hidden`` and
+    ``max_vocab`` must be integers of at least 1 (smelt.ConfigError).
     """
+    for key, limit in (("max_hidden", max_hidden), ("max_vocab", max_vocab)):
+        # Checked before the loop below: a limit under 1 never stops it.
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            rule = "must be an integer of at least 1"
+            raise smelt.ConfigError(f"shrink(): {key} = {limit!r}: {rule}", [(key, repr(limit), rule)])
     c = native(cfg)
     f = 1
     while c["hidden_size"] // f > max_hidden:
