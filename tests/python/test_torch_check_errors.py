@@ -241,3 +241,31 @@ def test_shrink_checks_its_limits_first(kwargs, message):
         st.shrink(TINY, **kwargs)
     assert str(e.value) == message
     assert e.value.violations == [(next(iter(kwargs)), repr(next(iter(kwargs.values()))), message.split(": ")[-1])]
+
+
+SEED_RULE = "must be an integer between 0 and 9223372036854775807"
+CONTEXT_RULE = "must be an integer between 1 and 1073741824"
+
+
+@pytest.mark.parametrize(
+    "call,key,value,rule",
+    [
+        # measure's context reached smelt.count, whose message named context_length, a field of the config;
+        # a float met a nanobind TypeError, a bool ran as 1 token.
+        ("measure", "context", 0, CONTEXT_RULE),
+        ("measure", "context", 1.5, CONTEXT_RULE),
+        ("measure", "context", True, CONTEXT_RULE),
+        ("measure", "context", 2**30 + 1, CONTEXT_RULE),
+        # seeds torch's manual_seed cannot hold ("Overflow when unpacking long") or takes as another (-1);
+        # the same range as check-model's --seed.
+        ("measure", "seed", -1, SEED_RULE),
+        ("measure", "seed", 2**64, SEED_RULE),
+        ("build_model", "seed", 1.5, SEED_RULE),
+        ("build_model", "seed", 2**63, SEED_RULE),
+    ],
+)
+def test_measure_and_build_model_check_their_arguments_first(call, key, value, rule):
+    with pytest.raises(smelt.ConfigError) as e:
+        getattr(st, call)(TINY, **{key: value})
+    assert str(e.value) == f"{call}(): {key} = {value!r}: {rule}"
+    assert e.value.violations == [(key, repr(value), rule)]

@@ -10,6 +10,7 @@ from torch import nn
 
 import smelt
 
+from ._args import MAX_SEED, check_int
 from ._attention import Attention
 from ._cache import KVCache
 from ._common import norm
@@ -133,6 +134,7 @@ def build_model(cfg: Any, seed: int = 0, device: Any = None, renormalize: bool =
     routing; Llama 4's sigmoid form is never renormalised); the native config
     has no field for it and no count depends on it.
     """
+    check_int("build_model", "seed", seed, 0, MAX_SEED)
     c = native(cfg)
     dev = torch.device(device) if device is not None else torch.device("cpu")
     with dev:

@@ -6,6 +6,7 @@ from typing import Any
 
 import smelt
 
+from ._args import check_int
 from ._model import native
 
 
@@ -21,11 +22,8 @@ def shrink(cfg: Any, max_hidden: int = 128, max_vocab: int = 1024) -> dict:
     most 32 tokens, a window or chunk at most 8. ``max_hidden`` and
     ``max_vocab`` must be integers of at least 1 (smelt.ConfigError).
     """
-    for key, limit in (("max_hidden", max_hidden), ("max_vocab", max_vocab)):
-        # Checked before the loop below: a limit under 1 never stops it.
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            rule = "must be an integer of at least 1"
-            raise smelt.ConfigError(f"shrink(): {key} = {limit!r}: {rule}", [(key, repr(limit), rule)])
+    check_int("shrink", "max_hidden", max_hidden, 1)  # before the loop below, which a limit under 1 never stops
+    check_int("shrink", "max_vocab", max_vocab, 1)
     c = native(cfg)
     f = 1
     while c["hidden_size"] // f > max_hidden:
