@@ -38,6 +38,11 @@ def _score_bytes(cfg: dict, report: dict, t: int) -> int:
 MAX_EXPERT_MODULES = 50_000
 
 
+# Each layer visit is a Python call under FlopCounterMode, forward and backward: about 10 ms on a CPU (tiny-moe's
+# span looped 1,024 times, 2,050 visits, took 22 s). The examples execute at most 62 (DeepSeek-V3 with MTP).
+MAX_VISITS = 4096
+
+
 def _expert_modules(cfg: dict, report: dict) -> tuple[int, int, int, int]:
     """(expert modules, routed and shared experts per layer, MoE layers): the MTP modules' layers are shaped like
     the last layer, so they count when it is MoE."""
@@ -130,6 +135,13 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
                 f"'{path}' shrunk still has {size:,} parameters, more than the {MAX_SHRUNK_PARAMS:,} check-model "
                 f"builds (about {4 * size / 2**30:.1f} GiB of float32 weights): shrink divides the widths but keeps "
                 f"the {cfg['num_layers']} layers and {experts} experts; check a config with fewer"
+            )
+        visits = report["layers_executed"] + cfg.get("mtp_modules", 0)
+        if visits > MAX_VISITS:
+            raise CheckError(
+                f"'{path}' executes {visits:,} layer visits ({report['layers_stored']:,} layers stored), more than "
+                f"the {MAX_VISITS:,} check-model runs (about 10 ms each on a CPU): check a config with fewer layers "
+                "or a smaller loop.count"
             )
         modules, routed, shared, layers = _expert_modules(cfg, report)
         if modules > MAX_EXPERT_MODULES:

@@ -269,3 +269,20 @@ def test_measure_and_build_model_check_their_arguments_first(call, key, value, r
         getattr(st, call)(TINY, **{key: value})
     assert str(e.value) == f"{call}(): {key} = {value!r}: {rule}"
     assert e.value.violations == [(key, repr(value), rule)]
+
+
+def test_too_many_layer_visits_exit_2(capsys, tmp_path, no_build):
+    # Few parameters, many visits: tiny-moe with 5 layers, all looped 1,024 times, executes 5 * 1,024 = 5,120
+    # layer visits, more than 4,096 (about 10 ms each: tiny-moe's span 2-3 looped 1,024 times, 2,050 visits,
+    # took 22 s; 65,536 layers looped 1,024 times would take days, and at T = 1 the score guard lets it by).
+    cfg = smelt.read_config(TINY).to_dict()
+    cfg["num_layers"] = 5
+    cfg["loop"] = {"span": "1-5", "count": 1024, "residual_scale": 1.0}
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(cfg))
+    message = (
+        f"smelt: error: '{path}' executes 5,120 layer visits (5 layers stored), more than the 4,096 check-model "
+        "runs (about 10 ms each on a CPU): check a config with fewer layers or a smaller loop.count\n"
+    )
+    assert run(capsys, str(path), "--context", "1") == (2, "", message)
+    assert run(capsys, str(path), "--shrink", "--context", "1") == (2, "", message)
