@@ -5,6 +5,7 @@ Skipped where torch is missing."""
 
 from __future__ import annotations
 
+import glob
 import json
 import random
 
@@ -216,12 +217,20 @@ def test_too_many_expert_modules_exit_2(capsys, tmp_path, no_build):
     assert run(capsys, str(path), "--shrink") == (2, "", message)
 
 
-def test_the_examples_are_under_the_module_limit():
-    # DeepSeek-V3: 256 routed + 1 shared expert in 58 MoE layers and its MTP module's layer: 257 * 59 = 15,163.
-    from smelt._check_model import MAX_EXPERT_MODULES, _expert_modules
+def test_the_examples_are_under_the_module_and_visit_limits():
+    # DeepSeek-V3: 256 routed + 1 shared expert in 58 MoE layers and its MTP module's layer: 257 * 59 = 15,163,
+    # and 61 layers + 1 MTP layer = 62 visits: the most of any shrunk example (the agreement table runs them all).
+    from smelt._check_model import MAX_EXPERT_MODULES, MAX_VISITS, _expert_modules
 
     cfg = st.shrink(example("hf/deepseek-v3.json"))
     assert _expert_modules(cfg, smelt.count(cfg).to_dict()) == (15_163, 256, 1, 59) and 15_163 < MAX_EXPERT_MODULES
+    most = (0, 0)
+    for path in glob.glob(example("*.json")) + glob.glob(example("hf/*.json")):
+        c = st.shrink(path)
+        report = smelt.count(c).to_dict()
+        visits = report["layers_executed"] + c.get("mtp_modules", 0)
+        most = max(most[0], _expert_modules(c, report)[0]), max(most[1], visits)
+    assert most == (15_163, 62) and 62 < MAX_VISITS
 
 
 @pytest.mark.parametrize(
