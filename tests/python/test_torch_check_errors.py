@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import random
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -295,3 +299,22 @@ def test_too_many_layer_visits_exit_2(capsys, tmp_path, no_build):
     )
     assert run(capsys, str(path), "--context", "1") == (2, "", message)
     assert run(capsys, str(path), "--shrink", "--context", "1") == (2, "", message)
+
+
+def test_an_unreadable_file_exits_4(capsys, tmp_path):
+    # A mode-000 copy of tiny-moe. root reads it anyway (no permission check applies to root), so there the
+    # command runs as nobody through setpriv (util-linux); it is skipped where neither is possible.
+    path = tmp_path / "secret.json"
+    path.write_text(open(TINY, encoding="utf-8").read())
+    path.chmod(0)
+    expected = f"smelt: error: while reading config '{path}': cannot open '{path}': Permission denied\n"
+    if os.geteuid() != 0:
+        assert run(capsys, str(path)) == (4, "", expected)
+        return
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: root reads a mode-000 file")
+    nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    done = subprocess.run([*nobody, sys.executable, "-m", "smelt", "check-model", str(path)],
+                          capture_output=True, text=True, cwd="/")
+    assert (done.returncode, done.stdout, done.stderr) == (4, "", expected)
