@@ -32,6 +32,12 @@ def _score_bytes(cfg: dict, report: dict, t: int) -> int:
     return 12 * cfg["attention"]["num_heads"] * t * t * visits
 
 
+# Each output head (the LM head, and each MTP module's) gives T x V float32 logits, kept with their gradient: 8
+# bytes per (token, vocabulary entry); measured 7.8 (1.5 GB more peak memory at T = 256 than at T = 64, V = 10^6).
+def _logit_bytes(cfg: dict, t: int) -> int:
+    return 8 * t * cfg["vocab_size"] * (1 + cfg.get("mtp_modules", 0))
+
+
 # The model builds one nn.Module per expert (so each runs on its routed tokens only), about 0.4 ms and 15 KB
 # each: 100,000 experts in one layer took 21 s to build on the meta device and 16 s more with weights (1.6 GB).
 # Shrinking keeps the expert count, so this limit holds with --shrink too; the examples stay under 15,200.
@@ -120,6 +126,14 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
                 f"--context = {used}: the reference model keeps the full T x T attention scores of every visit for "
                 f"the backward, about {scores / 2**30:.1f} GiB for '{path}', more than the "
                 f"{MAX_SCORE_BYTES // 2**30} GiB check-model allows: use a smaller --context"
+            )
+        logits = _logit_bytes(cfg, used)
+        if logits > MAX_SCORE_BYTES:
+            raise CheckError(
+                f"--context = {used}: the reference model keeps the logits of every output head (the LM head and "
+                "each MTP module's) and their gradients for the backward, 8 bytes per token and vocabulary entry, "
+                f"about {logits / 2**30:.1f} GiB for '{path}', more than the {MAX_SCORE_BYTES // 2**30} GiB "
+                "check-model allows: use a smaller --context"
             )
         p = report["params"]
         size = p["total"] + p["mtp"]

@@ -318,3 +318,24 @@ def test_an_unreadable_file_exits_4(capsys, tmp_path):
     done = subprocess.run([*nobody, sys.executable, "-m", "smelt", "check-model", str(path)],
                           capture_output=True, text=True, cwd="/")
     assert (done.returncode, done.stdout, done.stderr) == (4, "", expected)
+
+
+def test_a_context_whose_logits_would_not_fit_exits_2(capsys, tmp_path, no_build):
+    # One Llama layer at H = 16 with a vocabulary of 1,000,000: 32,000,368 parameters, under the 50 M limit, and
+    # one head of T x 1,000,000 logits, kept with their gradient: 8 bytes each (measured: 1.5 GB more peak memory
+    # at T = 256 than at T = 64, 7.8 bytes per logit). At T = 512, 8 * 512 * 1,000,000 = 4,096,000,000 bytes =
+    # 3.8 GiB > 2 GiB; the scores guard saw 12 * 1 head * 512^2 = 3 MiB and let it by (at T = 4,096: 32 GB).
+    cfg = smelt.read_config(example("hf/llama-3.1-8b.json")).to_dict()
+    cfg.update(num_layers=1, hidden_size=16, vocab_size=1_000_000, context_length=4096)
+    cfg["attention"].update(num_heads=1, num_kv_heads=1, head_dim=2)
+    cfg["ffn"]["dense_width"] = 4
+    path = tmp_path / "vocab.json"
+    path.write_text(json.dumps(cfg))
+    assert smelt.count(smelt.read_config(str(path))).to_dict()["params"]["total"] == 32_000_368
+    assert run(capsys, str(path), "--context", "512") == (
+        2,
+        "",
+        "smelt: error: --context = 512: the reference model keeps the logits of every output head (the LM head "
+        "and each MTP module's) and their gradients for the backward, 8 bytes per token and vocabulary entry, "
+        f"about 3.8 GiB for '{path}', more than the 2 GiB check-model allows: use a smaller --context\n",
+    )
