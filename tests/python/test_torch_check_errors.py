@@ -339,3 +339,25 @@ def test_a_context_whose_logits_would_not_fit_exits_2(capsys, tmp_path, no_build
         "and each MTP module's) and their gradients for the backward, 8 bytes per token and vocabulary entry, "
         f"about 3.8 GiB for '{path}', more than the 2 GiB check-model allows: use a smaller --context\n",
     )
+
+
+def test_a_context_whose_activations_would_not_fit_exits_2(capsys, tmp_path, no_build):
+    # Two Llama layers of H = 1,024 (8 heads of 128, dense width 1,024) looped 512 times: 14,717,952 parameters,
+    # 1,024 visits, under every other limit. Per token and visit the backward keeps about 10 H + 3 (q + 2 kv) +
+    # 4 F floats: 10,240 + 3 * 3,072 + 4,096 = 23,552 (measured: 2.4 GB more peak memory at T = 32 than at T = 8,
+    # 98 KB = 24,500 floats per token and visit). At T = 32: 4 bytes * 32 * 1,024 * 23,552 = 3,087,007,744 bytes
+    # = 2.9 GiB > 2 GiB; the scores guard saw 12 * 8 * 32^2 * 1,024 = 100 MiB.
+    cfg = smelt.read_config(example("hf/llama-3.1-8b.json")).to_dict()
+    cfg.update(num_layers=2, hidden_size=1024, vocab_size=16, context_length=4096)
+    cfg["attention"].update(num_heads=8, num_kv_heads=8, head_dim=128)
+    cfg["ffn"]["dense_width"] = 1024
+    cfg["loop"] = {"span": "1-2", "count": 512, "residual_scale": 1.0}
+    path = tmp_path / "act.json"
+    path.write_text(json.dumps(cfg))
+    assert run(capsys, str(path), "--context", "32") == (
+        2,
+        "",
+        "smelt: error: --context = 32: the reference model keeps about 24,117,248 activations per token (each "
+        "layer visit's norms, projections and FFN widths) for the backward, about 2.9 GiB for "
+        f"'{path}', more than the 2 GiB check-model allows: use a smaller --context\n",
+    )
