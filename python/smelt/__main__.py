@@ -10,6 +10,7 @@ runs, so ``python -m smelt`` needs matplotlib only for ``plot`` and torch only f
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 
@@ -83,12 +84,24 @@ def run_check_model(args: argparse.Namespace) -> int:
         raise BadInput(str(e)) from e
 
 
+def _nearest(word: str, parser: argparse.ArgumentParser) -> str | None:
+    """The option of ``parser`` nearest to ``word`` (difflib's ratio at least 0.6), or None."""
+    name = word.split("=", 1)[0]
+    close = difflib.get_close_matches(name, [o for o in parser._option_string_actions if o.startswith("--")], n=1)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m smelt", description="smelt's Python command line")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_plot(commands)
     add_check_model(commands)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse names no alternative; smelt-match suggests the nearest option, and so does this
+        command = commands.choices[args.command]
+        hint = next((_nearest(w, command) for w in extra if w.startswith("-") and _nearest(w, command)), None)
+        suffix = f" (did you mean '{hint}'?)" if hint else ""
+        command.error(f"unrecognized arguments: {' '.join(extra)}{suffix}")
     try:
         message = args.run(args)
     except OSError as e:

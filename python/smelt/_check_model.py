@@ -14,6 +14,9 @@ import smelt
 # Without --shrink, a config is built at full size: float32 weights, 4 bytes each, plus the Python loop over
 # the experts. 50 M parameters (200 MB of weights) runs in seconds on a CPU; above it, check a tiny copy.
 MAX_PARAMS = 50_000_000
+# A shrunk copy keeps the counts of layers and experts, so it can stay large: the largest shrunk example
+# (DeepSeek-V3, 168 M parameters) takes about 13 s; a copy of a config with 50,000 experts per layer would not.
+MAX_SHRUNK_PARAMS = 250_000_000
 MAX_SEED = 2**63 - 1
 DEFAULT_CONTEXT = 16
 EXIT_DISAGREE = 3
@@ -24,9 +27,55 @@ EXIT_DISAGREE = 3
 MAX_SCORE_BYTES = 2 * 2**30
 
 
-def _score_bytes(cfg: dict, t: int) -> int:
-    visits = smelt.count(cfg).to_dict()["layers_executed"] + cfg.get("mtp_modules", 0)
+def _score_bytes(cfg: dict, report: dict, t: int) -> int:
+    visits = report["layers_executed"] + cfg.get("mtp_modules", 0)
     return 12 * cfg["attention"]["num_heads"] * t * t * visits
+
+
+# Each output head (the LM head, and each MTP module's) gives T x V float32 logits, kept with their gradient: 8
+# bytes per (token, vocabulary entry); measured 7.8 (1.5 GB more peak memory at T = 256 than at T = 64, V = 10^6).
+def _logit_bytes(cfg: dict, t: int) -> int:
+    return 8 * t * cfg["vocab_size"] * (1 + cfg.get("mtp_modules", 0))
+
+
+# Per token and layer visit the backward keeps about 10 H + 3 (q + 2 kv) + 4 F floats (norms and residuals,
+# the projections, the FFN's gate, up, activation and product; F the widths a token runs through). Two layers of
+# H = 1,024 looped 512 times: 23,552 estimated, 24,500 measured (2.4 GB more peak memory at T = 32 than at 8).
+def _activations_per_token(cfg: dict, report: dict) -> int:
+    a, moe, h = cfg["attention"], cfg.get("moe") or {}, cfg["hidden_size"]
+    if a["type"] == "mla":
+        qk, v = a["num_heads"] * (a["qk_nope_head_dim"] + a["qk_rope_head_dim"]), a["num_heads"] * a["v_head_dim"]
+        att = 2 * qk + v + a["q_lora_rank"] + a["kv_lora_rank"] + a["qk_rope_head_dim"]
+    else:
+        att = (a["num_heads"] + 2 * a["num_kv_heads"]) * a["head_dim"]
+    routed = moe.get("top_k", 0) * moe.get("expert_width", 0) + moe.get("num_shared_experts", 0) * moe.get(
+        "shared_width", 0
+    )
+    width = {"moe": routed + moe.get("num_experts", 0), "dense": cfg["ffn"]["dense_width"]}
+    layers = [(x["kind"], x["visits"]) for x in report["layers"]]
+    layers.append((layers[-1][0], cfg.get("mtp_modules", 0)))  # the MTP modules' layers: shaped like the last
+    return sum(n * (10 * h + 3 * att + 4 * width[kind]) for kind, n in layers)
+
+
+# The model builds one nn.Module per expert (so each runs on its routed tokens only), about 0.4 ms and 15 KB
+# each: 100,000 experts in one layer took 21 s to build on the meta device and 16 s more with weights (1.6 GB).
+# Shrinking keeps the expert count, so this limit holds with --shrink too; the examples stay under 15,200.
+MAX_EXPERT_MODULES = 50_000
+
+
+# Each layer visit is a Python call under FlopCounterMode, forward and backward: about 10 ms on a CPU (tiny-moe's
+# span looped 1,024 times, 2,050 visits, took 22 s). The examples execute at most 62 (DeepSeek-V3 with MTP).
+MAX_VISITS = 4096
+
+
+def _expert_modules(cfg: dict, report: dict) -> tuple[int, int, int, int]:
+    """(expert modules, routed and shared experts per layer, MoE layers): the MTP modules' layers are shaped like
+    the last layer, so they count when it is MoE."""
+    moe = cfg.get("moe") or {}
+    kinds = [layer["kind"] for layer in report["layers"]]
+    layers = kinds.count("moe") + (cfg.get("mtp_modules", 0) if kinds and kinds[-1] == "moe" else 0)
+    e, s = moe.get("num_experts", 0), moe.get("num_shared_experts", 0)
+    return (e + s) * layers, e, s, layers
 
 
 class CheckError(Exception):
@@ -86,22 +135,61 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
             raise CheckError(str(e)) from e
         n = cfg["context_length"]
         if t is not None and t > n:
-            raise CheckError(f"--context = {t}: must be at most the config's context_length = {n} ('{path}')")
+            whose = "the shrunk copy's" if args.shrink else "the config's"
+            raise CheckError(f"--context = {t}: must be at most {whose} context_length = {n} ('{path}')")
         used = t or min(DEFAULT_CONTEXT, n)
-        scores = _score_bytes(cfg, used)
+        report = smelt.count(cfg).to_dict()
+        scores = _score_bytes(cfg, report, used)
         if scores > MAX_SCORE_BYTES:
             raise CheckError(
                 f"--context = {used}: the reference model keeps the full T x T attention scores of every visit for "
                 f"the backward, about {scores / 2**30:.1f} GiB for '{path}', more than the "
                 f"{MAX_SCORE_BYTES // 2**30} GiB check-model allows: use a smaller --context"
             )
-        p = smelt.count(cfg).to_dict()["params"]
+        logits = _logit_bytes(cfg, used)
+        if logits > MAX_SCORE_BYTES:
+            raise CheckError(
+                f"--context = {used}: the reference model keeps the logits of every output head (the LM head and "
+                "each MTP module's) and their gradients for the backward, 8 bytes per token and vocabulary entry, "
+                f"about {logits / 2**30:.1f} GiB for '{path}', more than the {MAX_SCORE_BYTES // 2**30} GiB "
+                "check-model allows: use a smaller --context"
+            )
+        per_token = _activations_per_token(cfg, report)
+        if 4 * used * per_token > MAX_SCORE_BYTES:
+            raise CheckError(
+                f"--context = {used}: the reference model keeps about {per_token:,} activations per token (each "
+                "layer visit's norms, projections and FFN widths) for the backward, about "
+                f"{4 * used * per_token / 2**30:.1f} GiB for '{path}', more than the {MAX_SCORE_BYTES // 2**30} GiB "
+                "check-model allows: use a smaller --context"
+            )
+        p = report["params"]
         size = p["total"] + p["mtp"]
         if not args.shrink and size > MAX_PARAMS:
             raise CheckError(
                 f"'{path}' has {size:,} parameters, more than the {MAX_PARAMS:,} check-model builds at full size "
                 f"(about {4 * size / 2**30:.1f} GiB of float32 weights): add --shrink to check a tiny copy "
                 "with the same ratios"
+            )
+        if args.shrink and size > MAX_SHRUNK_PARAMS:
+            experts = (cfg.get("moe") or {}).get("num_experts", 0)
+            raise CheckError(
+                f"'{path}' shrunk still has {size:,} parameters, more than the {MAX_SHRUNK_PARAMS:,} check-model "
+                f"builds (about {4 * size / 2**30:.1f} GiB of float32 weights): shrink divides the widths but keeps "
+                f"the {cfg['num_layers']} layers and {experts} experts; check a config with fewer"
+            )
+        visits = report["layers_executed"] + cfg.get("mtp_modules", 0)
+        if visits > MAX_VISITS:
+            raise CheckError(
+                f"'{path}' executes {visits:,} layer visits ({report['layers_stored']:,} layers stored), more than "
+                f"the {MAX_VISITS:,} check-model runs (about 10 ms each on a CPU): check a config with fewer layers "
+                "or a smaller loop.count"
+            )
+        modules, routed, shared, layers = _expert_modules(cfg, report)
+        if modules > MAX_EXPERT_MODULES:
+            raise CheckError(
+                f"'{path}' has {modules:,} expert modules ({routed:,} routed and {shared:,} shared experts in each "
+                f"of {layers:,} MoE layers), more than the {MAX_EXPERT_MODULES:,} check-model builds (one nn.Module "
+                "each, about 0.4 ms and 15 KB): check a config with fewer experts or MoE layers"
             )
         try:
             st.build_model(cfg, device="meta")  # a feature the model does not build is named here, before any run

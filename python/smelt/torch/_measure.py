@@ -18,6 +18,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import smelt
 
+from ._args import MAX_CONTEXT, MAX_SEED, check_int
 from ._attention import attention_mask
 from ._model import build_model, native
 from ._terms import TERMS, param_terms
@@ -202,6 +203,8 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
     ``context`` tokens), "training" (forward + backward), "kv" (the prefill cache). Params alone build the
     model on the meta device. Raises NotImplementedError naming a feature the model does not build.
     """
+    check_int("measure", "context", context, 1, MAX_CONTEXT)
+    check_int("measure", "seed", seed, 0, MAX_SEED)
     c = native(cfg)
     bad = [p for p in parts if p not in PARTS]
     if bad:

@@ -12,6 +12,7 @@ from torch import nn
 
 import smelt
 
+from ._args import MAX_SEED, check_int
 from ._attention import Attention
 from ._cache import KVCache
 from ._common import norm
@@ -153,6 +154,7 @@ def build_model(
     Face config, ``"llama4"`` otherwise. With the correction bias the form is always DeepSeek's, and a DeepSeek
     config's ``router_bias`` is that bias (the choice alone) under softmax scores too.
     """
+    check_int("build_model", "seed", seed, 0, MAX_SEED)
     if sigmoid_form not in (None, "llama4", "deepseek"):
         raise ValueError(f"sigmoid_form = {sigmoid_form!r}: must be 'llama4' or 'deepseek'")
     c = native(cfg)

@@ -6,6 +6,7 @@ from typing import Any
 
 import smelt
 
+from ._args import check_int
 from ._model import native
 
 
@@ -18,8 +19,11 @@ def shrink(cfg: Any, max_hidden: int = 128, max_vocab: int = 1024) -> dict:
     (at most max_vocab). Counts of heads, KV heads, experts, top_k, shared
     experts, layers, the attention pattern, the MoE layers and the loop are
     kept, so every ratio between them is unchanged. The context becomes at
-    most 32 tokens, a window or chunk at most 8.
+    most 32 tokens, a window or chunk at most 8. ``max_hidden`` and
+    ``max_vocab`` must be integers of at least 1 (smelt.ConfigError).
     """
+    check_int("shrink", "max_hidden", max_hidden, 1)  # before the loop below, which a limit under 1 never stops
+    check_int("shrink", "max_vocab", max_vocab, 1)
     c = native(cfg)
     f = 1
     while c["hidden_size"] // f > max_hidden:

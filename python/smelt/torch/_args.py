@@ -1,0 +1,21 @@
+"""The range checks of smelt.torch's integer arguments, made before any arithmetic on them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import smelt
+
+MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed's signed range, and check-model's --seed
+MAX_CONTEXT = 2**30  # smelt's own bound on a context (src/util/bounds.hpp, kMaxContext)
+
+
+def check_int(function: str, key: str, value: Any, low: int, high: int | None = None) -> None:
+    """Raises smelt.ConfigError naming ``function``'s argument unless ``value`` is an int in [low, high].
+
+    A bool is refused though Python counts it as an int: ``context=True`` is a mistake, not one token.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bound = f"of at least {low}" if high is None else f"between {low} and {high}"
+        rule = f"must be an integer {bound}"
+        raise smelt.ConfigError(f"{function}(): {key} = {value!r}: {rule}", [(key, repr(value), rule)])
