@@ -17,7 +17,6 @@ if not transformers.utils.is_torch_available():
 
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
-import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
 from smelt.torch._hf_weights import clamped_swiglu, load_hf_state_dict  # noqa: E402
 
