@@ -20,16 +20,12 @@ torch = pytest.importorskip("torch")
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
 import smelt.torch._measure as measure_module  # noqa: E402
-from smelt.__main__ import main  # noqa: E402
-from torch_support import ROOT, example  # noqa: E402
+from torch_support import ROOT, example, run_check  # noqa: E402
 
 TINY = example("tiny-moe.json")
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["check-model", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_check
 
 
 def test_tiny_moe_table_by_hand(capsys):

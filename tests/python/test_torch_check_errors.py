@@ -20,17 +20,14 @@ torch = pytest.importorskip("torch")
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
 from smelt.__main__ import main  # noqa: E402
-from torch_support import example  # noqa: E402
+from torch_support import example, run_check  # noqa: E402
 
 from test_torch_random import draw  # noqa: E402
 
 TINY = example("tiny-moe.json")
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["check-model", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_check
 
 
 def usage_error(capsys, *argv: str) -> tuple[int, str, str]:

@@ -137,3 +137,12 @@ def check_training_flops(cfg: dict, t: int = 16) -> torch.nn.Module:
     fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
     assert fc.get_total_flops() == 3 * fwd
     return model
+
+
+def run_check(capsys, *argv: str) -> tuple[int, str, str]:
+    """`python -m smelt check-model ARGV...` in-process: (exit code, standard output, standard error)."""
+    from smelt.__main__ import main
+
+    code = main(["check-model", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
