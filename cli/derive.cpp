@@ -25,8 +25,6 @@ struct DeriveArgs {
   std::string out;
 };
 
-std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
-
 std::string geometry(const Knobs& k) {
   return k.kv_heads == 0 ? fmt::format("{}/MLA", k.heads) : fmt::format("{}/{}/{}", k.heads, k.kv_heads, k.head_dim);
 }
@@ -76,12 +74,12 @@ std::string human_report(const MatchResult& r) {
     const std::string ctx = many ? fmt::format(" @{}", at.context) : "";
     const std::string flops = r.options.flops_with_head ? "FLOPs/token (with head)" : "FLOPs/token (non-embedding)";
     rows.push_back({flops + ctx, human(at.flops.baseline, Unit::flops), human(at.flops.candidate, Unit::flops),
-                    pct(at.flops.mismatch_pct)});
+                    signed_pct(at.flops.mismatch_pct)});
     if (&at == &best.budgets.front())
       rows.push_back({"params non-embedding", human(at.params.baseline, Unit::count),
-                      human(at.params.candidate, Unit::count), pct(at.params.mismatch_pct)});
+                      human(at.params.candidate, Unit::count), signed_pct(at.params.mismatch_pct)});
     rows.push_back({"KV cache bytes/token" + ctx, human(at.kv.baseline, Unit::bytes),
-                    human(at.kv.candidate, Unit::bytes), pct(at.kv.mismatch_pct)});
+                    human(at.kv.candidate, Unit::bytes), signed_pct(at.kv.mismatch_pct)});
   }
   const Knobs base = knobs_of_baseline(r);
   rows.push_back({"hidden size", std::to_string(base.hidden), std::to_string(best.knobs.hidden), ""});
@@ -112,8 +110,8 @@ std::string human_report(const MatchResult& r) {
       const Candidate& c = r.candidates[i];
       const BudgetsAt& at = c.budgets.front();
       out += fmt::format("{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7.3f}%{}\n", i + 1, c.knobs.hidden,
-                         c.knobs.experts, geometry(c.knobs), pct(at.flops.mismatch_pct), pct(at.params.mismatch_pct),
-                         pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct,
+                         c.knobs.experts, geometry(c.knobs), signed_pct(at.flops.mismatch_pct),
+                         signed_pct(at.params.mismatch_pct), signed_pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct,
                          width ? fmt::format("  {:>12}", c.knobs.expert_width) : "");
     }
   }

@@ -61,15 +61,15 @@ std::string size_text(const Law& law, double size) {
 }
 
 // A percentage to two decimals, with no "-0.00%" from rounding noise.
-std::string pct(double fraction) {
+std::string fraction_pct(double fraction) {
   const double p = 100 * fraction;
   return fmt::format("{:+.2f}%", std::fabs(p) < 0.005 ? 0.0 : p);
 }
 
 std::string gain_text(const FrontierCell& c) {
   if (!c.gain) return "-";
-  std::string s = pct(*c.gain);
-  if (c.interval) s += fmt::format(" [{}, {}]", pct(c.interval->low), pct(c.interval->high));
+  std::string s = fraction_pct(*c.gain);
+  if (c.interval) s += fmt::format(" [{}, {}]", fraction_pct(c.interval->low), fraction_pct(c.interval->high));
   return s;
 }
 

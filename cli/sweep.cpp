@@ -65,8 +65,6 @@ SweepOptions parse_lists(const SweepArgs& a, detail::Violations& errors) {
   return o;
 }
 
-std::string pct(double v) { return fmt::format("{:+.3f}%", v); }
-
 // heads/KV heads/head_dim, or heads/MLA (whose attention the solver keeps).
 std::string geometry(const ModelConfig& c) {
   const AttentionConfig& a = c.attention;
@@ -92,9 +90,10 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
     const Knobs& k = r.knobs;
     cells.push_back({std::string(to_string(r.kind)), variant, r.span, std::to_string(r.loops),
                      std::to_string(r.config.num_layers), std::to_string(r.executed_layers), std::to_string(k.hidden),
-                     std::to_string(k.experts), geometry(r.config), pct(r.flops_mismatch_pct),
-                     pct(r.params_mismatch_pct), pct(r.kv_mismatch_pct), fmt::format("{:.3f}%", r.max_abs_mismatch_pct),
-                     r.within_tolerance ? "yes" : "no", fmt::format("{:.5f}", r.depth_to_width)});
+                     std::to_string(k.experts), geometry(r.config), signed_pct(r.flops_mismatch_pct),
+                     signed_pct(r.params_mismatch_pct), signed_pct(r.kv_mismatch_pct),
+                     fmt::format("{:.3f}%", r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no",
+                     fmt::format("{:.5f}", r.depth_to_width)});
   }
   out += render_cells(cells, 3);  // the first three columns are names, the rest numbers
   out += fmt::format("{} of {} rows within the {}% tolerance\n", within, rows.size(), m.tolerance_pct);

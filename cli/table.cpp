@@ -87,4 +87,6 @@ std::string render_cells(const std::vector<std::vector<std::string>>& full_rows,
 
 std::string shown_name(const std::string& name) { return detail::name_excerpt(name); }
 
+std::string signed_pct(double percent) { return fmt::format("{:+.3f}%", percent); }
+
 }  // namespace smelt::cli

@@ -28,4 +28,7 @@ std::string render_cells(const std::vector<std::vector<std::string>>& rows, std:
 // "..." with the full size, when longer (an input's label can be megabytes).
 std::string shown_name(const std::string& name);
 
+// A mismatch in percent, signed, to three decimals: "+0.125%".
+std::string signed_pct(double percent);
+
 }  // namespace smelt::cli

@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# Installs what smelt needs from Debian's packages, skipping what is present.
-# Safe to run again; uses sudo when not root. Progress goes to standard error;
-# standard output holds only the `export` lines the caller should eval, so
-#   env_lines=$(bash scripts/setup.sh) && eval "$env_lines"
+# Installs what smelt needs from Debian's packages and PyPI, skipping what is
+# present. Safe to run again; uses sudo when not root. Progress goes to standard
+# error; standard output holds only the `export` lines the caller should eval, so
+#   env_lines=$(bash scripts/setup.sh [--tests]) && eval "$env_lines"
 # stops on a failed set-up instead of building without it.
+#   (no argument)  what the build, the CLI and `pip install .` need (the quick start)
+#   --tests        also what the tests need: clang-format, Catch2, Google Benchmark,
+#                  clang's libFuzzer, pytest, matplotlib, pandas, and (unless
+#                  SMELT_TORCH=0) torch and transformers, pinned
 set -euo pipefail
+tests=0
+case "${1:-}" in
+  "") ;;
+  --tests) tests=1 ;;
+  *)
+    echo "setup: unknown argument '$1' (expected nothing or --tests)" >&2
+    exit 2
+    ;;
+esac
 
 say() { echo "setup: $*" >&2; }
 fail() {
@@ -12,8 +25,9 @@ fail() {
   exit 1
 }
 
-packages=(build-essential cmake ninja-build clang-format libcli11-dev nlohmann-json3-dev libeigen3-dev libfmt-dev
-          catch2 libbenchmark-dev liblbfgspp-dev libopenblas-serial-dev python3-dev python3-venv python3-pip)
+packages=(build-essential cmake ninja-build libcli11-dev nlohmann-json3-dev libeigen3-dev libfmt-dev liblbfgspp-dev
+          libopenblas-serial-dev python3-dev python3-venv python3-pip)
+[ "$tests" = 1 ] && packages+=(clang-format catch2 libbenchmark-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -49,26 +63,34 @@ fi
 # whichever python3 is on PATH (3.11 or later).
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${SMELT_VENV:-$root/build/venv}
-py_tools=("nanobind>=2.0" "scikit-build-core>=0.10" pytest matplotlib pandas)
+py_tools=("nanobind>=2.0" "scikit-build-core>=0.10")
+py_modules=nanobind,scikit_build_core
+if [ "$tests" = 1 ]; then
+  py_tools+=(pytest matplotlib pandas)
+  py_modules+=,pytest,matplotlib,pandas
+fi
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || fail "python3 is $(python3 --version 2>&1): need 3.11 or later"
 if ! "$venv/bin/python" -c '' 2>/dev/null; then
   say "python: creating the virtual environment $venv"
   rm -rf "$venv"
   python3 -m venv "$venv" >&2 || fail "python3 -m venv $venv exited with $? (Debian: apt-get install python3-venv)"
 fi
-if ! "$venv/bin/python" -c 'import nanobind, scikit_build_core, pytest, matplotlib, pandas' 2>/dev/null; then
+if ! "$venv/bin/python" -c "import $py_modules" 2>/dev/null; then
   say "python: pip install ${py_tools[*]} (PyPI)"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${py_tools[@]}" >&2 ||
     fail "pip install ${py_tools[*]} exited with $?"
 else
   say "python: ${#py_tools[@]} tools present in $venv"
 fi
-# The reference PyTorch model (smelt.torch; its tests skip without torch): torch
-# pinned, CPU-only from PyTorch's CPU index (about 200 MB). Where that index
-# cannot be reached, the same version from PyPI, whose Linux wheel brings the
-# CUDA libraries (about 5 GB installed, a minute or two). SMELT_TORCH=0 skips it.
+# The reference PyTorch model (smelt.torch; its tests skip without torch), for
+# the tests only (`pip install .[torch]` is a user's way to it): torch pinned,
+# CPU-only from PyTorch's CPU index (about 200 MB). Where that index cannot be
+# reached, the same version from PyPI, whose Linux wheel brings the CUDA
+# libraries (about 5 GB installed, a minute or two). SMELT_TORCH=0 skips it.
 torch_version=2.5.1
-if [ "${SMELT_TORCH:-1}" = 0 ]; then
+if [ "$tests" = 0 ]; then
+  say "python: torch and transformers not needed (the tests' set-up, --tests, installs them)"
+elif [ "${SMELT_TORCH:-1}" = 0 ]; then
   say "python: torch skipped (SMELT_TORCH=0); the smelt.torch tests will skip"
 elif "$venv/bin/python" -c "import sys, torch; sys.exit(torch.__version__.split('+')[0] != '$torch_version')" 2>/dev/null; then
   say "python: torch $torch_version present"
@@ -85,7 +107,7 @@ fi
 # (about 170 MB installed with its dependencies; 5.18.0 is the newest release that runs on torch 2.5.1:
 # later ones need torch 2.6). SMELT_TORCH=0 skips it with torch.
 transformers_version=5.18.0
-if [ "${SMELT_TORCH:-1}" != 0 ]; then
+if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
   if "$venv/bin/python" -c "import sys, transformers; sys.exit(transformers.__version__ != '$transformers_version')" 2>/dev/null; then
     say "python: transformers $transformers_version present"
   else

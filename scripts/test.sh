@@ -1,34 +1,51 @@
 #!/usr/bin/env bash
-# Set up and run every check CI runs: formatting, the test suite (with the CLI,
-# examples and the installed-package consumer), the same suite under
-# AddressSanitizer + UndefinedBehaviorSanitizer, and the CUDA targets compiled
-# wherever nvcc exists (no GPU needed; GPU tests skip themselves).
+# Set up and run every check CI runs: formatting; the test suite (unit, CLI,
+# examples, the installed-package consumers) in the Release tree that
+# `pip install .` builds (build/python: the library, smelt-match and the Python
+# extension compiled once, with the CUDA targets wherever nvcc exists: no GPU
+# needed, GPU tests skip themselves); the Python tests against that same
+# installed package and its smelt-match; the suite again under AddressSanitizer
+# + UndefinedBehaviorSanitizer (Debug, with assertions); short fuzz runs.
+# Each phase prints its wall time (docs/development.md lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-env_lines=$(bash scripts/setup.sh) || {
+start=$SECONDS
+phase_start=$SECONDS
+phase() {
+  [ "$phase_start" -lt "$SECONDS" ] && echo "   ($((SECONDS - phase_start)) s)"
+  phase_start=$SECONDS
+  echo "== $*"
+}
+phase "set-up (scripts/setup.sh --tests)"
+env_lines=$(bash scripts/setup.sh --tests) || {
   echo "test: set-up failed (scripts/setup.sh, messages above)" >&2
   exit 1
 }
 eval "$env_lines"
 jobs=$(nproc)
+py="$SMELT_VENV/bin/python"
 
-echo "== format"
+phase "format"
 bash scripts/check-format.sh
 
-echo "== dev build and tests"
-cmake --preset dev >/dev/null
-cmake --build --preset dev -j"$jobs"
-ctest --preset dev -j"$jobs"
+# The wheel's own build tree, with tests, examples, benchmarks and (where the
+# toolkit is) CUDA switched on, and warnings as errors: the package installed
+# into build/venv is the one the C++ tests below ran on.
+phase "build: pip install . with the tests (Release, build/python)"
+CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$py" -m pip install -q --disable-pip-version-check --no-build-isolation \
+  -C cmake.define.SMELT_BUILD_TESTS=ON -C cmake.define.SMELT_BUILD_EXAMPLES=ON -C cmake.define.SMELT_BUILD_BENCH=ON \
+  -C cmake.define.SMELT_WITH_CUDA=ON -C cmake.define.SMELT_WERROR=ON .
+cmake --build build/python -j"$jobs"
 
-# The Python package, built as `pip install .` builds it (build/python), and
-# its tests against the CLI built from the same tree (a fit's last bits follow
-# the build type: tests/python/conftest.py).
-echo "== python"
-"$SMELT_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation .
-cmake --build build/python -j"$jobs" --target smelt-match
-SMELT_MATCH="$PWD/build/python/cli/smelt-match" "$SMELT_VENV/bin/python" -m pytest -q tests/python
+phase "tests (ctest, build/python)"
+ctest --test-dir build/python -j"$jobs" --output-on-failure
 
-echo "== asan + ubsan build and tests"
+# The Python tests against the CLI that the wheel installed (a fit's last bits
+# follow the build type: tests/python/conftest.py).
+phase "python tests (pytest, the installed package and its smelt-match)"
+SMELT_MATCH="$SMELT_VENV/bin/smelt-match" "$py" -m pytest -q tests/python
+
+phase "asan + ubsan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"
 ctest --preset asan -j"$jobs"
@@ -36,9 +53,11 @@ ctest --preset asan -j"$jobs"
 # Short libFuzzer runs of every reader and the solver options (tests/fuzz/): a
 # fixed number of inputs each under ASan + UBSan; skipped where clang's
 # libFuzzer is missing. SMELT_FUZZ_RUNS=0 skips it.
-echo "== fuzz (short runs)"
+phase "fuzz (short runs)"
 if [ "${SMELT_FUZZ_RUNS:-20000}" -gt 0 ]; then
   bash scripts/fuzz.sh
 else
   echo "fuzz: skipped (SMELT_FUZZ_RUNS=0)"
 fi
+phase "done"
+echo "test: all checks passed in $((SECONDS - start)) s"

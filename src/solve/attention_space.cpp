@@ -16,7 +16,7 @@ namespace {
 
 using i64 = std::int64_t;
 __extension__ typedef __int128 i128;  // products of widths (2^48) and ratio terms (2^50)
-constexpr i64 kMaxSize = kMaxWidth;
+constexpr i64 kMaxAttentionSize = kMaxWidth;
 // Ratios are rounded to 9 decimals; in [1e-6, 1e6] the numerator stays below
 // 2^50 and is never rounded to 0.
 constexpr double kMinRatio = 1e-6;
@@ -24,7 +24,7 @@ constexpr double kMaxRatio = 1e6;
 constexpr i64 kRatioDen = 1'000'000'000;
 
 i128 ceil_div(i128 a, i128 b) { return (a + b - 1) / b; }  // a >= 0, b > 0
-i64 clamp_size(i128 v) { return static_cast<i64>(std::clamp<i128>(v, 0, kMaxSize + 1)); }
+i64 clamp_size(i128 v) { return static_cast<i64>(std::clamp<i128>(v, 0, kMaxAttentionSize + 1)); }
 bool less(const Ratio& a, const Ratio& b) { return i128{a.num} * b.den < i128{b.num} * a.den; }
 double value_of(const Ratio& r) { return static_cast<double>(r.num) / static_cast<double>(r.den); }
 
@@ -36,9 +36,9 @@ std::string ratio_text(const RatioRange& r) {
 }
 
 void check_scalars(const SearchSpace& space, Violations& errors) {
-  errors.range("SearchSpace::max_head_dim", space.max_head_dim, 1, kMaxSize);
+  errors.range("SearchSpace::max_head_dim", space.max_head_dim, 1, kMaxAttentionSize);
   // Compared only when both are in range (min_head_dim is checked with the alignments).
-  if (space.max_head_dim >= 1 && space.min_head_dim >= 1 && space.min_head_dim <= kMaxSize &&
+  if (space.max_head_dim >= 1 && space.min_head_dim >= 1 && space.min_head_dim <= kMaxAttentionSize &&
       space.max_head_dim < space.min_head_dim)
     errors.add("SearchSpace::max_head_dim", fmt::format("{}", space.max_head_dim),
                fmt::format("must be at least SearchSpace::min_head_dim = {}", space.min_head_dim));
@@ -150,14 +150,14 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
   }
   out.gqa = true;
   const i64 align = space.align_head_dim;
-  const i64 min_d = std::clamp<i64>(space.min_head_dim, 1, kMaxSize);
+  const i64 min_d = std::clamp<i64>(space.min_head_dim, 1, kMaxAttentionSize);
   // Up to max_head_dim, or to the Baseline's own head_dim when that is larger.
-  const i64 cap = std::max(std::clamp<i64>(space.max_head_dim, 1, kMaxSize), att.head_dim);
+  const i64 cap = std::max(std::clamp<i64>(space.max_head_dim, 1, kMaxAttentionSize), att.head_dim);
   out.head_dim = space.head_dim.value_or(KnobRange{min_d, std::max(min_d, cap)});
-  const i64 n_dims =
-      check_knob("SearchSpace::head_dim", out.head_dim, kMaxSize, align, "SearchSpace::align_head_dim", errors);
-  if (space.max_head_dim >= 1 && space.max_head_dim <= kMaxSize && space.head_dim && space.head_dim->lo >= 1 &&
-      space.head_dim->lo <= space.head_dim->hi && space.head_dim->hi <= kMaxSize && space.head_dim->hi > cap)
+  const i64 n_dims = check_knob("SearchSpace::head_dim", out.head_dim, kMaxAttentionSize, align,
+                                "SearchSpace::align_head_dim", errors);
+  if (space.max_head_dim >= 1 && space.max_head_dim <= kMaxAttentionSize && space.head_dim && space.head_dim->lo >= 1 &&
+      space.head_dim->lo <= space.head_dim->hi && space.head_dim->hi <= kMaxAttentionSize && space.head_dim->hi > cap)
     errors.add(
         "SearchSpace::head_dim", range_text(*space.head_dim),
         cap == space.max_head_dim
@@ -178,12 +178,12 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
                  fmt::format("contradicts SearchSpace::free_heads = false, which keeps the Baseline's {} query heads",
                              att.num_heads));
     out.heads = *space.heads;
-    heads_ok = check_knob("SearchSpace::heads", out.heads, kMaxSize, 1, "1", errors) > 0;
+    heads_ok = check_knob("SearchSpace::heads", out.heads, kMaxAttentionSize, 1, "1", errors) > 0;
   } else {
-    out.heads = free ? KnobRange{1, kMaxSize} : KnobRange{att.num_heads, att.num_heads};
+    out.heads = free ? KnobRange{1, kMaxAttentionSize} : KnobRange{att.num_heads, att.num_heads};
   }
   const bool kv_ok =
-      !space.kv_heads || check_knob("SearchSpace::kv_heads", *space.kv_heads, kMaxSize, 1, "1", errors) > 0;
+      !space.kv_heads || check_knob("SearchSpace::kv_heads", *space.kv_heads, kMaxAttentionSize, 1, "1", errors) > 0;
   out.kv_heads = space.kv_heads.value_or(KnobRange{1, out.heads.hi});
   if (errors.size() != before || h_min < 1 || n_usable == 0 || !heads_ok || !kv_ok) {
     out.geometries = 0;
@@ -205,7 +205,8 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
     // Every query-head count some head size fits: the rule over the hidden domain.
     out.heads = {
         std::max<i64>(1, clamp_size(ceil_div(i128{out.rule.lo.num} * h_min, i128{out.rule.lo.den} * out.head_dim.hi))),
-        std::min(kMaxSize, clamp_size(i128{out.rule.hi.num} * h_max / (i128{out.rule.hi.den} * out.head_dim.lo)))};
+        std::min(kMaxAttentionSize,
+                 clamp_size(i128{out.rule.hi.num} * h_max / (i128{out.rule.hi.den} * out.head_dim.lo)))};
     if (!space.kv_heads) out.kv_heads = {1, std::max<i64>(1, out.heads.hi)};
   }
   i64 total = 0;
