@@ -63,8 +63,8 @@ def megatron_config(a: dict[str, str], router_only: bool = False):
             moe_router_score_function=a["--moe-router-score-function"],
             moe_router_enable_expert_bias="--moe-router-enable-expert-bias" in a,
         )
-    if router_only:
-        return TransformerConfig(**kw), {}
+    if router_only:  # 0.14.0 asserts "Bias is not supported for MoE", a limit later releases lift
+        return TransformerConfig(add_bias_linear=False, **kw), {}
     kw.update(
         kv_channels=int(a["--kv-channels"]),
         ffn_hidden_size=int(a["--ffn-hidden-size"]),
@@ -122,16 +122,12 @@ def model_parallel():
 
 def build_gpt(config, model_kw: dict, vocab: int):
     from megatron.core.models.gpt import GPTModel
-    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec, get_gpt_mtp_block_spec
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec, get_gpt_mtp_block_spec
 
-    spec = get_gpt_layer_local_spec(
-        num_experts=config.num_moe_experts,
-        moe_grouped_gemm=False,
-        qk_layernorm=config.qk_layernorm,
-        multi_latent_attention=config.multi_latent_attention,
-        normalization=config.normalization,
-    )
-    mtp = get_gpt_mtp_block_spec(config, spec, use_transformer_engine=False) if config.mtp_num_layers else None
+    # The per-layer spec (dense or MoE by moe_layer_freq), Megatron's own local (non-Transformer-Engine) modules.
+    spec = get_gpt_decoder_block_spec(config, use_transformer_engine=False, normalization=config.normalization)
+    layer = spec.layer_specs[-1]
+    mtp = get_gpt_mtp_block_spec(config, layer, use_transformer_engine=False) if config.mtp_num_layers else None
     return GPTModel(config, spec, vocab_size=vocab, mtp_block_spec=mtp, **model_kw)
 
 
@@ -191,9 +187,11 @@ def test_full_arguments_pass_transformer_config(path):
 )
 def test_gpt_model_builds_what_smelt_counts(path, model_parallel):
     a = exported_args(path)
+    if "--multi-latent-attention" in a and not torch.cuda.is_available():
+        pytest.skip("megatron-core 0.14.0 builds MLA's rotary embedding on a CUDA device")
     config, model_kw = megatron_config(a)
     params = smelt_params(path)
-    vocab = json.loads(run("count", str(path), "--json").stdout)["params"]["terms"]["embedding"] // config.hidden_size
+    vocab = params["terms"]["embedding"] // config.hidden_size
     model = build_gpt(config, model_kw, vocab)
     # Megatron's MTP modules are part of its model; smelt counts them apart (params.mtp).
     assert stored(model) == params["total"] + params["mtp"]
