@@ -37,9 +37,8 @@ TorchtitanFlops torchtitan_flops(const ModelConfig& config, std::int64_t context
   // Each executed visit attends seq_len tokens, a sliding one at most its window.
   double tokens = 0;
   for (const LayerCost& layer : r.layers) {
-    const std::int64_t attended = layer.attention == LayerAttention::sliding
-                                      ? std::min(r.context_length, a.window)
-                                      : r.context_length;
+    const std::int64_t attended =
+        layer.attention == LayerAttention::sliding ? std::min(r.context_length, a.window) : r.context_length;
     tokens += static_cast<double>(layer.visits) * static_cast<double>(attended);
   }
   t.attention = 6.0 * static_cast<double>(a.num_heads) * static_cast<double>(head_dims) * tokens;

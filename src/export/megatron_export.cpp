@@ -174,8 +174,8 @@ bool plain_flag(std::string_view flag) {
 
 bool plain_value(std::string_view value) {
   return std::all_of(value.begin(), value.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == ',' ||
-           ch == '.' || ch == '-' || ch == '_' || ch == '[' || ch == ']';
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == ',' || ch == '.' ||
+           ch == '-' || ch == '_' || ch == '[' || ch == ']';
   });
 }
 

@@ -74,8 +74,7 @@ TEST_CASE("torchtitan charges a tied Qwen3-MoE head's matrix product: 6 x 311,16
   REQUIRE(t.training() - 6.0 * 2'730'702'848.0 - t.attention == 1'866'989'568.0);
 }
 
-TEST_CASE("torchtitan reproduces its gpt-oss figures at seq 4096: sliding layers attend their window",
-          "[convention]") {
+TEST_CASE("torchtitan reproduces its gpt-oss figures at seq 4096: sliding layers attend their window", "[convention]") {
   // torchtitan PR #4300 (2026-08) lists num_flops_per_token 24,141,260,160 for gpt_oss:20b and
   // 34,534,221,696 for gpt_oss:120b; the attention difference it reports for 20b, 2,340,421,632 =
   // 12 sliding layers x 49,152 x (4096 - 128), fixes the sequence at 4096.

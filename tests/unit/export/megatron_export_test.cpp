@@ -273,8 +273,9 @@ TEST_CASE("MegatronArguments::text() keeps each comment on one line and refuses 
   a.arguments = {{"--num-layers", "2"}, {"--moe-layer-freq", "[0,1]"}, {"--swiglu", ""}};
   CHECK(a.text() == "# one\\x0atwo\\x7f\\u2028three\n--num-layers 2\n--moe-layer-freq [0,1]\n--swiglu\n");
   a.arguments = {{"--num-layers", "2\n--hidden-size 9"}, {"--Num layers", "2"}};
-  CHECK_THROWS_WITH(a.text(),
-                    "MegatronArguments::arguments[0].value = \"2\\n--hidden-size 9\": must be letters, digits and , . - _ "
-                    "[ ] (a number, a word or a list)\nMegatronArguments::arguments[1].flag = \"--Num layers\": must be -- "
-                    "and lower-case letters, digits and hyphens");
+  CHECK_THROWS_WITH(
+      a.text(),
+      "MegatronArguments::arguments[0].value = \"2\\n--hidden-size 9\": must be letters, digits and , . - _ "
+      "[ ] (a number, a word or a list)\nMegatronArguments::arguments[1].flag = \"--Num layers\": must be -- "
+      "and lower-case letters, digits and hyphens");
 }
