@@ -12,7 +12,8 @@ namespace smelt {
 
 // smelt: the counting contract of docs/counting.md. megatron: Megatron-LM's
 // num_floating_point_operations (megatron/training/training.py). torchtitan:
-// get_{dense,moe}_model_nparams_and_flops (torchtitan/models/utils.py).
+// each model's get_nparams_and_flops over get_nparams_and_active_nparams and
+// quadratic_attention_flops_per_token (torchtitan/models/utils.py).
 // flop_counter ("flop-counter"): what torch.utils.flop_counter.FlopCounterMode
 // counts on a forward.
 enum class Convention { smelt, megatron, torchtitan, flop_counter };
@@ -39,18 +40,19 @@ struct MegatronFlops {
 // context_length 0 uses the config's. Throws config_error for an invalid config.
 MegatronFlops megatron_flops(const ModelConfig& config, std::int64_t context_length = 0);
 
-// torchtitan's training FLOPs per token, 6 x params + 6 x layers x heads x
-// (query/key head dim + value head dim) x seq, in its two terms. params are
-// its active parameters without the input embedding: the output head counts
-// (0 when tied: tied weights are one parameter, named as the embedding), the
+// torchtitan's training FLOPs per token, 6 x params + the sum over layers of
+// 6 x heads x (query/key head dim + value head dim) x tokens, in its two
+// terms (tokens: seq, or min(seq, window) on a sliding layer). params are its
+// active parameters without the input embedding: the output head counts,
+// tied or not (a tied head is the embedding's tensor, still multiplied), the
 // router and shared experts in full, routed experts top_k / num_experts of
 // them. A looped config counts its layers once per visit in the attention
-// term (torchtitan's n_layers = executed layers) and its parameters once
-// (model.parameters() holds each weight once). MTP modules are left out.
+// term and its parameters once (model.parameters() holds each weight once).
+// MTP modules are left out.
 struct TorchtitanFlops {
-  std::int64_t params = 0;  // active parameters without the input embedding
+  std::int64_t params = 0;  // active parameters without the input embedding (a tied head counts)
   double parameters = 0;    // 6 x params
-  double attention = 0;     // 6 x layers x heads x (d_qk + d_v) x seq; no causal halving
+  double attention = 0;     // sum of 6 x heads x (d_qk + d_v) x tokens per layer visit; no causal halving
 
   double training() const noexcept { return parameters + attention; }
   double forward() const noexcept { return training() / 3.0; }

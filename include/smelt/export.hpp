@@ -36,8 +36,9 @@ std::string default_hf_family(const ModelConfig& config);
 
 // The config.json (two-space indent, final newline) of `config` in the
 // schema of `family` (a model_type; empty: default_hf_family). Importing it
-// gives back `config`, name included when it has one. Throws config_error for
-// an invalid config, an unknown family (export_hf::family), or every field
+// gives back `config`, name included when it has one (JSON-escaped, as
+// every string). Throws config_error for an invalid config, a name that is
+// not UTF-8, an unknown family (export_hf::family), or every field
 // the family's schema cannot express ("attention.type = \"mla\": ...").
 std::string export_hf(const ModelConfig& config, std::string_view family = {});
 
@@ -49,11 +50,19 @@ struct MegatronArguments {
 
   // The comments as lines starting with # and a space, then one line per
   // argument: its flag, and a space and its value unless it is a switch.
+  // A comment stays one line whatever it holds (control characters and line
+  // separators are written as \xNN or \uNNNN). Throws config_error for a flag
+  // that is not -- and lower-case words, or a value that is not letters,
+  // digits and , . - _ [ ] (export_megatron writes no other).
   std::string text() const;
 };
 
-// Throws config_error for an invalid config or a feature Megatron-LM's
-// arguments cannot express (field, value and rule, every one at once).
+// The arguments build the model smelt counts, parameter for parameter
+// (rotary positions, the router's bias as Megatron holds it). The name
+// appears only in a comment, as an ASCII JSON string literal. Throws
+// config_error for an invalid config, a name that is not UTF-8, or a feature
+// Megatron-LM's arguments cannot express (field, value and rule, every one
+// at once).
 MegatronArguments export_megatron(const ModelConfig& config);
 
 }  // namespace smelt

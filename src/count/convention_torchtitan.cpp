@@ -1,14 +1,19 @@
-// torchtitan's FLOP convention, rebuilt from a ModelConfig:
-// get_dense_model_nparams_and_flops() and get_moe_model_nparams_and_flops()
-// in torchtitan/models/utils.py (pytorch/torchtitan):
-//   num_flops_per_token = 6 * (nparams_dense - nparams_embedding + nparams_sparse_active)
-//                       + 6 * n_layers * n_heads * head_dims * seq_len
-// with head_dims the query/key plus the value head dimension (2 x head_dim for
-// GQA, qk_nope + qk_rope + v for MLA) and nparams_sparse_active = router +
-// shared experts + experts * top_k // num_experts. The embedding is the only
-// parameter left out: the output head is "dense" (a tied head is the same
-// tensor as the embedding, which named_parameters() yields once, under the
-// embedding's name). Every norm and bias counts as a parameter.
+// torchtitan's FLOP convention, rebuilt from a ModelConfig, as torchtitan
+// computes it since its PR #3225 (2026-05; read at commit
+// 01c01c88fe7a58a250e7adf6ddc3b7a3857597f4 of pytorch/torchtitan): each
+// model's get_nparams_and_flops() returns
+//   6 * active_nparams + sum over layers of quadratic_attention_flops_per_token()
+// with get_nparams_and_active_nparams() and the attention helper in
+// torchtitan/models/utils.py. active_nparams weighs every parameter by 1,
+// the routed experts by top_k / num_experts, and an nn.Embedding's weight by
+// 0 unless the output head shares it: a tied head still runs its matrix
+// product, so it is charged (before PR #3225 it left with the embedding).
+// The attention helper is 6 * n_heads * (qk_head_dim + v_head_dim) * tokens
+// per layer, no causal halving, with tokens = seq_len, or min(seq_len,
+// window) on a sliding layer (gpt-oss since PR #4300, 2026-08). Every norm
+// and bias counts as a parameter.
+#include <algorithm>
+
 #include "smelt/convention.hpp"
 #include "smelt/cost.hpp"
 
@@ -24,12 +29,19 @@ TorchtitanFlops torchtitan_flops(const ModelConfig& config, std::int64_t context
                                      : 2 * a.head_dim;
   TorchtitanFlops t;
   // smelt's active count takes top_k of each layer's E experts, which is
-  // torchtitan's experts * top_k // num_experts exactly (every layer has the
-  // same E, so the division has no remainder).
-  t.params = r.params.active_non_embedding + r.params.lm_head;
+  // torchtitan's top_k / num_experts weighting exactly (every layer has the
+  // same E, so the product has no remainder). The output head counts, tied
+  // or not: untied it is its own tensor, tied it is the embedding's.
+  t.params = r.params.active_non_embedding + (config.tie_embeddings ? r.params.embedding : r.params.lm_head);
   t.parameters = 6.0 * static_cast<double>(t.params);
-  t.attention = 6.0 * static_cast<double>(r.executed_layers) * static_cast<double>(a.num_heads) *
-                static_cast<double>(head_dims) * static_cast<double>(r.context_length);
+  // Each executed visit attends seq_len tokens, a sliding one at most its window.
+  double tokens = 0;
+  for (const LayerCost& layer : r.layers) {
+    const std::int64_t attended =
+        layer.attention == LayerAttention::sliding ? std::min(r.context_length, a.window) : r.context_length;
+    tokens += static_cast<double>(layer.visits) * static_cast<double>(attended);
+  }
+  t.attention = 6.0 * static_cast<double>(a.num_heads) * static_cast<double>(head_dims) * tokens;
   return t;
 }
 

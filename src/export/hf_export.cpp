@@ -12,6 +12,7 @@
 
 #include "config/hf_import.hpp"
 #include "config/native_json.hpp"
+#include "export/export_text.hpp"
 #include "export/hf_families.hpp"
 #include "export/moe_layers.hpp"
 #include "smelt/error.hpp"
@@ -122,15 +123,6 @@ std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, std::s
   return out;
 }
 
-// JSON text must be UTF-8; a name set through the API need not be (every reader checks its input).
-void require_utf8_name(const ModelConfig& c) {
-  try {
-    (void)Json(c.name).dump();
-  } catch (const nlohmann::json::type_error&) {
-    throw config_error(Violation("name", "", "must be UTF-8 text"));  // its bytes are not echoed: they are not text
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> hf_export_families() {
@@ -148,7 +140,7 @@ std::string hf_family_of(std::string_view config_text, std::string_view source) 
 
 std::string default_hf_family(const ModelConfig& config) {
   validate(config);
-  require_utf8_name(config);
+  detail::require_utf8_name(config);
   std::vector<Violation> reasons{
       Violation("no Hugging Face family expresses this config; the first field each family cannot express:")};
   for (const auto family : kDefaultOrder) {
@@ -162,12 +154,14 @@ std::string default_hf_family(const ModelConfig& config) {
 
 std::string export_hf(const ModelConfig& config, std::string_view family) {
   validate(config);
-  require_utf8_name(config);
+  detail::require_utf8_name(config);
   const std::string chosen = family.empty() ? default_hf_family(config) : std::string(family);
   const HfFamily& f = find_family(chosen);
   const HfJson j = write(config, f);
   if (auto lost = lost_fields(config, j, f.model_type); !lost.empty()) throw config_error(std::move(lost));
-  return j.dump(2) + "\n";
+  // ASCII, as transformers writes config.json (json.dumps escapes non-ASCII): no byte of a name can
+  // look like a line break or a control character to any reader.
+  return j.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
 }
 
 }  // namespace smelt

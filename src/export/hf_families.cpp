@@ -1,7 +1,8 @@
 // The Hugging Face writers (export/hf_families.hpp). Each key's meaning and
 // default is the one its reader in config/hf_import.cpp documents; keys smelt
 // does not model (rope settings, token ids, norm epsilons) are left out, so
-// transformers uses its config class's defaults for them.
+// transformers uses its config class's defaults for them, except where a
+// class has no default and cannot build without the key (DBRX's rope_theta).
 #include "export/hf_families.hpp"
 
 #include "export/moe_layers.hpp"
@@ -183,7 +184,10 @@ void write_dbrx(const ModelConfig& c, HfJson& j) {
   j["max_seq_len"] = c.context_length;
   j["tie_word_embeddings"] = c.tie_embeddings;
   j["n_heads"] = c.attention.num_heads;
-  j["attn_config"] = {{"kv_n_heads", c.attention.num_kv_heads}};
+  // transformers 5's DbrxAttentionConfig has no rope_theta default (DbrxConfig
+  // reads it from attn_config and cannot build without it); 10000 is the
+  // default transformers 4 gave it. smelt does not model rotary settings.
+  j["attn_config"] = {{"kv_n_heads", c.attention.num_kv_heads}, {"rope_theta", 10000.0}};
   j["ffn_config"] = {
       {"ffn_hidden_size", c.moe.expert_width}, {"moe_num_experts", c.moe.num_experts}, {"moe_top_k", c.moe.top_k}};
   j["torch_dtype"] = dtype_of(c);

@@ -11,13 +11,16 @@
 // stored layers, and comment lines give the span and count to add by hand.
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "export/export_text.hpp"
 #include "export/moe_layers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
+#include "util/excerpt.hpp"
 #include "util/violations.hpp"
 
 namespace smelt {
@@ -117,7 +120,32 @@ void biases(const ModelConfig& c, Writer& w, detail::Violations& bad) {
           "FFN's biases together, and with them q, k and v's)");
 }
 
-void moe(const ModelConfig& c, Writer& w) {
+// Megatron's router (megatron/core/transformer/moe/router.py) has a bias
+// exactly when add_bias_linear is on, and adds an expert bias
+// (--moe-router-enable-expert-bias, a buffer that TransformerConfig accepts
+// with sigmoid scores only) on request.
+void router_bias(const ModelConfig& c, Writer& w, detail::Violations& bad) {
+  const auto& m = c.moe;
+  const bool linear_biases = c.attention.qkv_bias && c.attention.out_bias && c.ffn.bias;
+  if (linear_biases) {
+    if (!m.router_bias)
+      bad.add("moe.router_bias", "false",
+              "Megatron-LM cannot express it beside linear-layer biases (add_bias_linear gives the router a bias "
+              "too)");
+    return;  // the router linear's bias is the router bias
+  }
+  if (!m.router_bias) return;
+  if (m.router_score != RouterScore::sigmoid) {
+    bad.add("moe.router_bias", "true",
+            fmt::format("Megatron-LM cannot express it with moe.router_score = \"{}\" and no linear-layer biases "
+                        "(its expert bias, --moe-router-enable-expert-bias, is for sigmoid scores only)",
+                        to_string(m.router_score)));
+    return;
+  }
+  w.add("--moe-router-enable-expert-bias");
+}
+
+void moe(const ModelConfig& c, Writer& w, detail::Violations& bad) {
   const auto& m = c.moe;
   if (!c.is_moe()) return;
   w.add("--num-experts", m.num_experts);
@@ -132,23 +160,52 @@ void moe(const ModelConfig& c, Writer& w) {
     w.add("--moe-shared-expert-intermediate-size", m.num_shared_experts * m.shared_width);
     if (m.shared_gate) w.add("--moe-shared-expert-gate");
   }  // a gate without a shared expert is refused by validate()
-  if (m.router_bias) w.add("--moe-router-enable-expert-bias");
+  router_bias(c, w, bad);
+}
+
+// A flag and a value as text() writes them: --lower-case-words, and numbers,
+// words and Python lists of numbers. Nothing a shell or a line reader could
+// split differently.
+bool plain_flag(std::string_view flag) {
+  if (flag.size() < 3 || flag.substr(0, 2) != "--") return false;
+  return std::all_of(flag.begin() + 2, flag.end(),
+                     [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'; });
+}
+
+bool plain_value(std::string_view value) {
+  return std::all_of(value.begin(), value.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == ',' || ch == '.' ||
+           ch == '-' || ch == '_' || ch == '[' || ch == ']';
+  });
 }
 
 }  // namespace
 
 std::string MegatronArguments::text() const {
+  detail::Violations bad;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const auto& [flag, value] = arguments[i];
+    if (!plain_flag(flag))
+      bad.add(fmt::format("MegatronArguments::arguments[{}].flag", i), detail::ascii_literal(detail::excerpt(flag)),
+              "must be -- and lower-case letters, digits and hyphens");
+    if (!plain_value(value))
+      bad.add(fmt::format("MegatronArguments::arguments[{}].value", i), detail::ascii_literal(detail::excerpt(value)),
+              "must be letters, digits and , . - _ [ ] (a number, a word or a list)");
+  }
+  bad.throw_if_any();
   std::string out;
-  for (const auto& line : comments) out += "# " + line + "\n";
+  for (const auto& line : comments) out += "# " + detail::one_line(line) + "\n";
   for (const auto& [flag, value] : arguments) out += value.empty() ? flag + "\n" : flag + " " + value + "\n";
   return out;
 }
 
 MegatronArguments export_megatron(const ModelConfig& c) {
   validate(c);
+  detail::require_utf8_name(c);
   Writer w;
   detail::Violations bad;
-  w.comment(fmt::format("Megatron-LM arguments for '{}' (the physical model: {} stored layers)", c.name, c.num_layers));
+  w.comment(fmt::format("Megatron-LM arguments for {} (the physical model: {} stored layers)",
+                        detail::ascii_literal(c.name), c.num_layers));
   if (c.loop.active()) {
     w.comment(
         fmt::format("Megatron-LM has no shared-weight layer loop: these arguments train the {} layers once "
@@ -171,8 +228,13 @@ MegatronArguments export_megatron(const ModelConfig& c) {
   if (c.ffn.type == FfnType::gated) w.add("--swiglu");
   w.add("--normalization", c.norm == NormType::rmsnorm ? "RMSNorm" : "LayerNorm");
   biases(c, w, bad);
-  moe(c, w);
+  moe(c, w, bad);
   if (c.mtp_modules > 0) w.add("--mtp-num-layers", c.mtp_modules);
+  // Rotary positions have no parameters; the base and scaling are not in a ModelConfig.
+  w.add("--position-embedding-type", "rope");
+  w.comment(
+      "positions: rotary (no parameters); the rotary base and scaling are not in the config: add --rotary-base "
+      "(Megatron-LM's default 10000) and --rotary-scaling-factor as the model has them");
   w.add("--seq-length", c.context_length);
   w.add("--max-position-embeddings", c.context_length);
   if (!c.tie_embeddings) w.add("--untie-embeddings-and-output-weights");

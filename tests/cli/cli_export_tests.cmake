@@ -48,3 +48,17 @@ set_tests_properties(cli.export.out.reads PROPERTIES FIXTURES_REQUIRED export_ou
 smelt_cli_test(export.hf.deep_list EXIT 0 ARGS export ${SMELT_BAD}/qwen-65536-layers.json --to hf
                STDOUT "\"model_type\": \"qwen3_moe\",.*\"mlp_only_layers\": \\[\n    1,\n    3,\n")
 set_tests_properties(cli.export.hf.deep_list PROPERTIES TIMEOUT 5)
+# A name holding a newline, CR, NUL, quotes, shell metacharacters, a backslash and the line separators U+2028 and
+# U+0085 (tests/data/export/hostile-name*.json): Megatron's file keeps it in one comment, as an ASCII JSON literal
+# (the file is exactly the expected bytes, so no "--num-layers 999" line can be in it), and the config.json keeps
+# it a JSON string in ASCII. Native and Hugging Face inputs (_name_or_path), both targets.
+set(SMELT_EXPORT_DATA ${SMELT_BAD}/export)
+smelt_cli_test(export.hostile_name.megatron EXIT 0 ARGS export ${SMELT_EXPORT_DATA}/hostile-name.json --to megatron
+               STDOUT_FILE ${SMELT_EXPORT_DATA}/hostile-name.megatron.txt)
+smelt_cli_test(export.hostile_name.megatron_hf EXIT 0
+               ARGS export ${SMELT_EXPORT_DATA}/hostile-name-hf.json --to megatron
+               STDOUT "^# Megatron-LM arguments for \"evil\\\\n--num-layers 999\\\\r\\\\n# \\\\u0000 \\\\\"quoted\\\\\" 'single' \\$\\(touch /tmp/pwned\\) `id`; a\\|b & c > d < e \\\\\\\\ \\\\u2028 \\\\u0085 end\" \\(the physical model: 4 stored layers\\)\n# [^\n]*\n# [^\n]*\n--num-layers 4\n")
+foreach(input hostile-name hostile-name-hf)
+  smelt_cli_test(export.${input}.hf EXIT 0 ARGS export ${SMELT_EXPORT_DATA}/${input}.json --to hf
+                 STDOUT "\n  \"_name_or_path\": \"evil\\\\n--num-layers 999\\\\r\\\\n# \\\\u0000 \\\\\"quoted\\\\\" 'single' \\$\\(touch /tmp/pwned\\) `id`; a\\|b & c > d < e \\\\\\\\ \\\\u2028 \\\\u0085 end\",\n")
+endforeach()

@@ -57,6 +57,39 @@ TEST_CASE("torchtitan reproduces its 37,578,559,488 FLOPs per token for Qwen3-30
   REQUIRE(t.forward() == 12'526'186'496.0);  // / 3
 }
 
+TEST_CASE("torchtitan charges a tied Qwen3-MoE head's matrix product: 6 x 311,164,928 more than without it",
+          "[convention]") {
+  ModelConfig c = smelt::read_config(smelt::test::example_path("qwen3-30b-a3b.json"));
+  c.tie_embeddings = true;
+  const smelt::TorchtitanFlops t = smelt::torchtitan_flops(c, 8192);
+  // get_nparams_and_active_nparams() weighs an embedding by 0 unless the head shares it: tied, the
+  // 151,936 x 2048 = 311,164,928 table is the head and counts once, so the count is the untied one,
+  // 3,041,867,776 (the test above), and training 37,578,559,488 at seq 8192.
+  REQUIRE(t.params == 3'041'867'776);
+  REQUIRE(t.training() == 37'578'559'488.0);
+  // Without the head (torchtitan before PR #3225): 3,041,867,776 - 311,164,928 = 2,730,702,848
+  // parameters; the difference is 6 x 311,164,928 = 1,866,989,568 FLOPs per token.
+  const smelt::CostReport r = smelt::count(c);
+  REQUIRE(r.params.active_non_embedding == 2'730'702'848);
+  REQUIRE(t.training() - 6.0 * 2'730'702'848.0 - t.attention == 1'866'989'568.0);
+}
+
+TEST_CASE("torchtitan reproduces its gpt-oss figures at seq 4096: sliding layers attend their window", "[convention]") {
+  // torchtitan PR #4300 (2026-08) lists num_flops_per_token 24,141,260,160 for gpt_oss:20b and
+  // 34,534,221,696 for gpt_oss:120b; the attention difference it reports for 20b, 2,340,421,632 =
+  // 12 sliding layers x 49,152 x (4096 - 128), fixes the sequence at 4096.
+  const ModelConfig c = smelt::read_config(smelt::test::example_path("gpt-oss-20b.json"));
+  const smelt::TorchtitanFlops t = smelt::torchtitan_flops(c, 4096);
+  // quadratic_attention_flops_per_token per layer, 6 x 64 heads x (64 + 64) = 49,152 per attended token:
+  // 12 full layers x 4096 + 12 sliding layers x min(4096, 128) = 50,688 tokens; 49,152 x 50,688 =
+  // 2,491,416,576 (every layer at 4096 would be 4,831,838,208).
+  REQUIRE(t.attention == 2'491'416'576.0);
+  REQUIRE(t.params == 3'608'307'264);  // active 3,029,173,824 without embedding + head 201,088 x 2880
+  REQUIRE(t.training() == 24'141'260'160.0);
+  const ModelConfig big = smelt::read_config(smelt::test::example_path("gpt-oss-120b.json"));
+  REQUIRE(smelt::torchtitan_flops(big, 4096).training() == 34'534'221'696.0);
+}
+
 TEST_CASE("torchtitan by hand: a tiny dense model, tied and looped", "[convention]") {
   ModelConfig c = tiny();
   // Per layer: attention 64 * (64 + 2 * 32) + 64 * 64 = 12,288, norms 128, FFN 3 * 64 * 128 = 24,576:
@@ -68,9 +101,10 @@ TEST_CASE("torchtitan by hand: a tiny dense model, tied and looped", "[conventio
   REQUIRE(t.training() == 494'976.0);
   REQUIRE(smelt::torchtitan_flops(c, 16).attention == 24'576.0);  // linear in seq, no causal halving
 
-  // Tied: the head is the embedding's tensor, so it leaves with it.
+  // Tied: the head is the embedding's tensor, still multiplied, so it stays (torchtitan since PR #3225):
+  // the same 80,448, not 80,448 - 6,400 = 74,048.
   c.tie_embeddings = true;
-  REQUIRE(smelt::torchtitan_flops(c).params == 74'048);
+  REQUIRE(smelt::torchtitan_flops(c).params == 80'448);
 
   // Looped: 4 layers, layers 2-3 twice. Parameters once (4 * 36,992 + 64 + 6,400 = 154,432), the
   // attention term over the 6 executed layers: 6 * 6 * 4 * 32 * 8 = 36,864.

@@ -3,6 +3,7 @@
 // reading, and every refusal.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -168,4 +169,17 @@ TEST_CASE("The Hugging Face import reads a loop block and names its errors", "[e
   // The range is validate()'s rule, shared with native JSON, which names the span as native JSON spells it.
   CHECK(hf_error(with_loop({{"first_layer", 9}, {"last_layer", 40}, {"count", 2}})) ==
         "loop.span = \"9-40\": must satisfy 1 <= first <= last <= num_layers = 32");
+}
+
+TEST_CASE("Hugging Face export escapes a hostile name: ASCII JSON that reads back to the same bytes", "[export]") {
+  smelt::ModelConfig c = smelt::read_config((kExamples / "smelt-looped-12l.json").string());
+  c.name = std::string("x\n--num-layers 999\r\n#\0 \"q\" 'a' $(id) `id`; a|b & c > d \\ \xe2\x80\xa8 \xc2\x85 end", 67);
+  const std::string text = smelt::export_hf(c);
+  // Every byte printable ASCII or a line break between keys: the name's newline, NUL, quotes, backslash and
+  // U+2028 / U+0085 are JSON escapes, as transformers' own json.dumps writes them.
+  CHECK(std::all_of(text.begin(), text.end(), [](char ch) { return (ch >= 0x20 && ch < 0x7f) || ch == '\n'; }));
+  CHECK(text.find("\"_name_or_path\": \"x\\n--num-layers 999\\r\\n#\\u0000 \\\"q\\\" 'a' $(id) `id`; a|b & c > d "
+                  "\\\\ \\u2028 \\u0085 end\",\n") != std::string::npos);
+  CHECK(nlohmann::json::parse(text).at("_name_or_path").get<std::string>() == c.name);
+  CHECK(smelt::parse_config(text, "<export>").name == c.name);
 }

@@ -3,6 +3,7 @@
 // on the exported arguments against --convention megatron, and every refusal.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -98,13 +99,16 @@ TEST_CASE("Megatron export of smelt-baseline-54b is the argument list checked by
   // takes the expert width; no biases; context 4096; untied head.
   const auto out = smelt::export_megatron(example("examples/smelt-baseline-54b.json"));
   CHECK(out.text() ==
-        "# Megatron-LM arguments for 'smelt-baseline-54b' (the physical model: 30 stored layers)\n"
+        "# Megatron-LM arguments for \"smelt-baseline-54b\" (the physical model: 30 stored layers)\n"
         "# vocabulary: 50304 (from the tokenizer; Megatron-LM pads it to --make-vocab-size-divisible-by)\n"
         "# no layer is a dense FFN: --ffn-hidden-size (unused) is the expert width\n"
+        "# positions: rotary (no parameters); the rotary base and scaling are not in the config: add "
+        "--rotary-base (Megatron-LM's default 10000) and --rotary-scaling-factor as the model has them\n"
         "--num-layers 30\n--hidden-size 2304\n--num-attention-heads 24\n--group-query-attention\n"
         "--num-query-groups 6\n--kv-channels 96\n--ffn-hidden-size 768\n--swiglu\n--normalization RMSNorm\n"
         "--disable-bias-linear\n--num-experts 336\n--moe-ffn-hidden-size 768\n--moe-router-topk 8\n"
-        "--moe-layer-freq 1\n--moe-router-score-function softmax\n--seq-length 4096\n"
+        "--moe-layer-freq 1\n--moe-router-score-function softmax\n--position-embedding-type rope\n"
+        "--seq-length 4096\n"
         "--max-position-embeddings 4096\n--untie-embeddings-and-output-weights\n");
 }
 
@@ -137,7 +141,7 @@ TEST_CASE("Megatron's FLOP formula on the exported arguments gives --convention 
 TEST_CASE("A looped config exports its stored layers and the comment that says how to loop them", "[export]") {
   const ModelConfig c = example("examples/smelt-looped-12l.json");  // 12 layers, 4-9 twice, scale 0.5
   const auto out = smelt::export_megatron(c);
-  REQUIRE(out.comments.size() == 4);
+  REQUIRE(out.comments.size() == 5);  // name, loop, vocabulary, no dense FFN, positions
   CHECK(out.comments[1] ==
         "Megatron-LM has no shared-weight layer loop: these arguments train the 12 layers once each. Run layers "
         "4-9 (1-based) 2 times with the same weights, scaling their residual updates by 0.5, in your own change to "
@@ -194,4 +198,84 @@ TEST_CASE("Megatron export names what Megatron-LM cannot express", "[export]") {
   CHECK(message(c) ==
         "attention.out_bias, ffn.bias = true, false: Megatron-LM cannot express them apart (--disable-bias-linear "
         "switches the output projection's and the FFN's biases together, and with them q, k and v's)");
+}
+
+TEST_CASE("Megatron export writes rotary positions: its default would add a context x hidden table", "[export]") {
+  // Megatron-LM's --position-embedding-type defaults to learned_absolute: for DeepSeek-V3 a 163,840 x 7168 =
+  // 1,174,405,120 parameter table that smelt's count does not hold, and which Megatron refuses beside MTP.
+  const auto out = smelt::export_megatron(example("examples/hf/deepseek-v3.json"));
+  const auto has = [&](const std::string& flag, const std::string& value) {
+    return std::find(out.arguments.begin(), out.arguments.end(), std::pair{flag, value}) != out.arguments.end();
+  };
+  CHECK(has("--position-embedding-type", "rope"));
+  CHECK(has("--mtp-num-layers", "1"));
+}
+
+TEST_CASE("Megatron export puts the router bias where Megatron holds it", "[export]") {
+  const auto flags = [](const ModelConfig& c) {
+    std::vector<std::string> out;
+    for (const auto& [flag, value] : smelt::export_megatron(c).arguments) out.push_back(flag);
+    return out;
+  };
+  const auto has = [&](const ModelConfig& c, const std::string& flag) {
+    const auto all = flags(c);
+    return std::find(all.begin(), all.end(), flag) != all.end();
+  };
+  // gpt-oss: softmax scores and every linear layer biased; the router linear's bias is its router bias, and
+  // --moe-router-enable-expert-bias (sigmoid only: TransformerConfig raises ValueError) is not written.
+  const ModelConfig gpt_oss = example("examples/hf/gpt-oss-20b.json");
+  CHECK_FALSE(has(gpt_oss, "--moe-router-enable-expert-bias"));
+  CHECK_FALSE(has(gpt_oss, "--disable-bias-linear"));
+  // DeepSeek-V3: sigmoid scores, no linear biases, the correction bias: Megatron's expert bias.
+  CHECK(has(example("examples/hf/deepseek-v3.json"), "--moe-router-enable-expert-bias"));
+
+  const auto message = [](const ModelConfig& c) {
+    try {
+      smelt::export_megatron(c);
+    } catch (const smelt::config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  ModelConfig softmax_bias = example("examples/smelt-baseline-54b.json");
+  softmax_bias.moe.router_bias = true;
+  CHECK(message(softmax_bias) ==
+        "moe.router_bias = true: Megatron-LM cannot express it with moe.router_score = \"softmax\" and no "
+        "linear-layer biases (its expert bias, --moe-router-enable-expert-bias, is for sigmoid scores only)");
+  ModelConfig biased_no_router_bias = gpt_oss;
+  biased_no_router_bias.moe.router_bias = false;
+  CHECK(message(biased_no_router_bias) ==
+        "moe.router_bias = false: Megatron-LM cannot express it beside linear-layer biases (add_bias_linear gives "
+        "the router a bias too)");
+}
+
+TEST_CASE("Megatron export keeps a hostile name inside one comment line", "[export]") {
+  ModelConfig c = example("examples/smelt-baseline-54b.json");
+  c.name = std::string("x\n--num-layers 999\r\n#\0 \"q\" 'a' $(id) `id`; a|b & c > d \\ \xe2\x80\xa8 \xc2\x85 end", 67);
+  const std::string text = smelt::export_megatron(c).text();
+  // An ASCII JSON literal: the newline, CR, NUL, quotes, backslash and line separators escaped; shell
+  // metacharacters kept (a comment line is never run).
+  CHECK(text.substr(0, text.find('\n')) ==
+        "# Megatron-LM arguments for \"x\\n--num-layers 999\\r\\n#\\u0000 \\\"q\\\" 'a' $(id) `id`; a|b & c > d "
+        "\\\\ \\u2028 \\u0085 end\" (the physical model: 30 stored layers)");
+  CHECK(text.find("\n--num-layers 999") == std::string::npos);
+  CHECK(text.find('\0') == std::string::npos);
+  CHECK(text.find("\n--num-layers 30\n") != std::string::npos);
+
+  c.name = "gpt\xff";  // not UTF-8: not text
+  CHECK_THROWS_WITH(smelt::export_megatron(c), "name: must be UTF-8 text");
+}
+
+TEST_CASE("MegatronArguments::text() keeps each comment on one line and refuses a value that is not a word",
+          "[export]") {
+  smelt::MegatronArguments a;
+  a.comments = {"one\ntwo\x7f\xe2\x80\xa8three"};
+  a.arguments = {{"--num-layers", "2"}, {"--moe-layer-freq", "[0,1]"}, {"--swiglu", ""}};
+  CHECK(a.text() == "# one\\x0atwo\\x7f\\u2028three\n--num-layers 2\n--moe-layer-freq [0,1]\n--swiglu\n");
+  a.arguments = {{"--num-layers", "2\n--hidden-size 9"}, {"--Num layers", "2"}};
+  CHECK_THROWS_WITH(
+      a.text(),
+      "MegatronArguments::arguments[0].value = \"2\\n--hidden-size 9\": must be letters, digits and , . - _ "
+      "[ ] (a number, a word or a list)\nMegatronArguments::arguments[1].flag = \"--Num layers\": must be -- "
+      "and lower-case letters, digits and hyphens");
 }
