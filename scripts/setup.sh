@@ -116,4 +116,18 @@ if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
       fail "pip install transformers==$transformers_version exited with $? (SMELT_TORCH=0 skips it and torch)"
   fi
 fi
+# megatron-core, pinned, for the tests that check exported Megatron-LM arguments
+# against its TransformerConfig and GPTModel (tests/python/test_export_megatron_core.py,
+# skipped without it; a 2 MB wheel). 0.14.0 is the newest whose requirements accept
+# torch 2.5.1; --no-deps since it asks for numpy<2, and these tests run with numpy 2.
+megatron_version=0.14.0
+if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
+  if "$venv/bin/python" -m pip show -q megatron-core 2>/dev/null | grep -q "^Version: $megatron_version"; then
+    say "python: megatron-core $megatron_version present"
+  else
+    say "python: pip install --no-deps megatron-core==$megatron_version (PyPI)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "megatron-core==$megatron_version" >&2 ||
+      fail "pip install megatron-core==$megatron_version exited with $? (SMELT_TORCH=0 skips it with torch)"
+  fi
+fi
 echo "export SMELT_VENV='$venv'"
