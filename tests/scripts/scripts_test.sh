@@ -46,12 +46,25 @@ case $case_name in
     SMELT_VENV=$work/venv PATH=$stubs:$PATH bash "$src/scripts/setup.sh" </dev/null >"$work/out" 2>"$work/err"
     rc=$?
     check "set-up succeeds" test "$rc" -eq 0
-    check "says what it installs" has err "setup: installing 15 packages: build-essential cmake ninja-build"
-    check "finds the Python tools in the virtual environment" has err "setup: python: 5 tools present in $work/venv"
+    # The quick start's set-up: 12 build packages, 2 Python build tools, no torch.
+    check "says what it installs" has err "setup: installing 12 packages: build-essential cmake ninja-build"
+    check "installs no test tool" lacks err "catch2"
+    check "finds the Python tools in the virtual environment" has err "setup: python: 2 tools present in $work/venv"
+    check "needs no torch" has err "setup: python: torch and transformers not needed"
     check "names the virtual environment" has out "export SMELT_VENV='$work/venv'"
     check "shows apt-get's progress" has err "Get:1 http://deb.debian.org/debian bookworm/main cmake"
     check "apt-get installs non-interactively" has err "Setting up cmake"
     check "standard output holds only export lines" test -z "$(grep -v '^export ' "$work/out")"
+    # The tests' set-up: 5 more packages (clang-format catch2 libbenchmark-dev clang libclang-rt-14-dev), 5 tools, torch.
+    SMELT_VENV=$work/venv PATH=$stubs:$PATH bash "$src/scripts/setup.sh" --tests </dev/null >"$work/out" 2>"$work/err"
+    check "the tests' set-up succeeds" test "$?" -eq 0
+    check "says what the tests add" has err "setup: installing 17 packages: build-essential"
+    check "adds libFuzzer" has err "clang libclang-rt-14-dev"
+    check "finds the tests' Python tools" has err "setup: python: 5 tools present in $work/venv"
+    check "has torch" has err "setup: python: torch 2.5.1 present"
+    SMELT_VENV=$work/venv PATH=$stubs:$PATH bash "$src/scripts/setup.sh" --test </dev/null >"$work/out" 2>"$work/err"
+    check "an unknown argument exits 2" test "$?" -eq 2
+    check "names the unknown argument" has err "setup: unknown argument '--test' (expected nothing or --tests)"
     ;;
   setup_failure)
     # apt-get fails: the set-up, the quick start, the test script and CI stop
