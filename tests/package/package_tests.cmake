@@ -15,6 +15,6 @@ if(NOT SMELT_SANITIZE)
             -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/subdirectory-work -DCMAKE_GENERATOR=${CMAKE_GENERATOR}
             "-DLAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}" -P ${CMAKE_CURRENT_SOURCE_DIR}/package/subdirectory/run.cmake)
   # It builds the whole library once more.
-  set_tests_properties(package.subdirectory PROPERTIES TIMEOUT 900
+  set_tests_properties(package.subdirectory PROPERTIES TIMEOUT 1800
     PASS_REGULAR_EXPRESSION "consumer: smelt ${PROJECT_VERSION}, mixtral total 46702792704")
 endif()
