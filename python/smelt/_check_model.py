@@ -11,6 +11,8 @@ import json
 
 import smelt
 
+from . import _core
+
 # Without --shrink, a config is built at full size: float32 weights, 4 bytes each, plus the Python loop over
 # the experts. 50 M parameters (200 MB of weights) runs in seconds on a CPU; above it, check a tiny copy.
 MAX_PARAMS = 50_000_000
@@ -130,6 +132,7 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
     for path in args.config:
         try:
             cfg = smelt.read_config(path).to_dict()
+            cfg["name"] = cfg["name"] or path  # named by its path when unnamed, as smelt-match count names it
             cfg = st.shrink(cfg) if args.shrink else cfg
         except smelt.ConfigError as e:
             raise CheckError(str(e)) from e
@@ -203,7 +206,8 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
 
 def _table(path: str, m, shrunk: bool) -> str:
     head = (
-        f"check-model {m.model} ('{path}'{', shrunk' if shrunk else ''}): context {m.context} tokens, seed {m.seed}, "
+        f"check-model {_core.name_excerpt(m.model)} ('{path}'{', shrunk' if shrunk else ''}): context {m.context} "
+        f"tokens, seed {m.seed}, "
         f"{m.layers_stored} layers stored, {m.layers_executed} executed\n"
         "params in elements, FLOPs per token, kv bytes at the context (slots: cache entries)\n"
     )
