@@ -255,6 +255,21 @@ def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[floa
     return FrontierReport(_core.frontier(inputs, is_path, sources, [float(b) for b in values], float(sparsity)))
 
 
+def _family_named_by(config: ConfigLike) -> str:
+    """The model_type a Hugging Face config names (a path or a dict), "" otherwise (smelt.torch asks too)."""
+    if isinstance(config, (str, os.PathLike)):
+        path = os.fspath(config)
+        try:
+            text = _core.read_json_text(path, "config")  # bounded, as every read of a file
+        except (IOError, ConfigError):
+            return ""  # read_config raises the library's message
+        return _core.hf_family_of(text, path)
+    if isinstance(config, Mapping):
+        family = config.get("model_type", "")
+        return family if isinstance(family, str) and "schema_version" not in config else ""
+    return ""
+
+
 def export_hf(config: ConfigLike, family: str | None = None) -> str:
     """The Hugging Face ``config.json`` text of a model, as ``smelt-match export --to hf`` writes it.
 
@@ -267,9 +282,7 @@ def export_hf(config: ConfigLike, family: str | None = None) -> str:
         # One bounded read gives the config and the family its text names, with the file's context on any error.
         native, named = _core.read_config_with_family(os.fspath(config))
     else:
-        native = read_config(config).to_json()
-        named = config.get("model_type", "") if isinstance(config, Mapping) and "schema_version" not in config else ""
-        named = named if isinstance(named, str) else ""
+        native, named = read_config(config).to_json(), _family_named_by(config)
     return _core.export_hf(native, family if family is not None else named)
 
 
