@@ -95,15 +95,17 @@ def read_config(config: ConfigLike, source: str = "<dict>") -> Config:
     ``model_type``) are told apart as the CLI does. A dict goes through the same
     parser as a file, so a wrong type gets the same message, with its JSON path
     (``attention.num_kv_heads = 6: must divide attention.num_heads = 16``);
-    ``source`` names the dict in messages. A config whose name is empty is named
-    by its path, as ``smelt-match count`` names it.
+    ``source`` names the dict in messages. The name is kept as the file gives it,
+    empty or not, as ``smelt-match convert`` writes it (``count`` names an unnamed
+    config by its path, as ``smelt-match count`` does). ``"-"`` reads standard input.
 
     Raises ConfigError for a broken rule, IOError for a file that cannot be read.
     """
     if isinstance(config, Config):
         return config
     if isinstance(config, (str, os.PathLike)):
-        return Config(_core.read_config(os.fspath(config)))
+        path = os.fspath(config)
+        return Config(_core.read_config(path), source=path)
     if isinstance(config, Mapping):
         try:
             text = json.dumps(config, allow_nan=False, default=_plain)
@@ -133,7 +135,11 @@ def count(
     weight-owning layer, ``visits`` executions per token). ``to_dict()`` is
     ``smelt-match count --json``.
     """
-    return CountReport(json.loads(_core.count(_native(config), context, convention, elementwise)))
+    # The CLI names a config whose name is empty by the path it was given.
+    source = os.fspath(config) if isinstance(config, (str, os.PathLike)) else ""
+    config = read_config(config)
+    name_if_empty = source or (config.source or "")
+    return CountReport(_core.count(config.to_json(), context, convention, elementwise, name_if_empty))
 
 
 def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
@@ -160,7 +166,7 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
     raised; messages and relaxations name the library's fields (the keywords),
     where the CLI names its flags. A bad keyword or value raises ConfigError.
     """
-    return MatchResult(json.loads(_core.derive(_native(baseline), _keywords("derive", space_and_recipe))))
+    return MatchResult(_core.derive(_native(baseline), _keywords("derive", space_and_recipe)))
 
 
 def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
@@ -172,7 +178,7 @@ def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
     config, knobs and signed mismatches in percent.
     """
-    return SweepReport(json.loads(_core.sweep(_native(baseline), _keywords("sweep", options))))
+    return SweepReport(_core.sweep(_native(baseline), _keywords("sweep", options)))
 
 
 def _runs_json(rows: Iterable[Any], source: str) -> str:
@@ -216,7 +222,7 @@ def fit(
         text = _core.fit(_runs_json(runs, "<runs>"), False, "<runs>", _keywords("fit", kwargs))
     else:
         raise ConfigError(f"runs = {type(runs).__name__}: must be a path, a list of dicts or a pandas DataFrame")
-    return Laws(json.loads(text))
+    return Laws(text)
 
 
 LawsLike = Union[str, "os.PathLike[str]", Laws]
@@ -246,18 +252,17 @@ def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[floa
         else:
             raise ConfigError(f"laws[{i}] = {type(law).__name__}: must be a law file's path or a smelt.fit result")
     values = [budgets] if isinstance(budgets, (int, float)) else list(budgets)
-    return FrontierReport(json.loads(_core.frontier(inputs, is_path, sources, [float(b) for b in values], float(sparsity))))
+    return FrontierReport(_core.frontier(inputs, is_path, sources, [float(b) for b in values], float(sparsity)))
 
 
 def _family_named_by(config: ConfigLike) -> str:
-    """The model_type a Hugging Face config names (a path or a dict), "" otherwise: the family it exports to."""
+    """The model_type a Hugging Face config names (a path or a dict), "" otherwise (smelt.torch asks too)."""
     if isinstance(config, (str, os.PathLike)):
         path = os.fspath(config)
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            return ""  # read_config raises the IOError with the library's message
+            text = _core.read_json_text(path, "config")  # bounded, as every read of a file
+        except (IOError, ConfigError):
+            return ""  # read_config raises the library's message
         return _core.hf_family_of(text, path)
     if isinstance(config, Mapping):
         family = config.get("model_type", "")
@@ -273,8 +278,12 @@ def export_hf(config: ConfigLike, family: str | None = None) -> str:
     docs/export.md), plus a ``loop`` block for a looped span that ``read_config`` reads back. What the
     family cannot express raises ConfigError naming the field, its value and the rule.
     """
-    chosen = family if family is not None else _family_named_by(config)
-    return _core.export_hf(_native(config), chosen)
+    if isinstance(config, (str, os.PathLike)):
+        # One bounded read gives the config and the family its text names, with the file's context on any error.
+        native, named = _core.read_config_with_family(os.fspath(config))
+    else:
+        native, named = read_config(config).to_json(), _family_named_by(config)
+    return _core.export_hf(native, family if family is not None else named)
 
 
 class MegatronArguments:

@@ -11,6 +11,8 @@ import json
 
 import smelt
 
+from . import _core
+
 # Without --shrink, a config is built at full size: float32 weights, 4 bytes each, plus the Python loop over
 # the experts. 50 M parameters (200 MB of weights) runs in seconds on a CPU; above it, check a tiny copy.
 MAX_PARAMS = 50_000_000
@@ -109,8 +111,8 @@ def _diff(r) -> str:
     return f"diff {'+' if d > 0 else ''}{_fmt(d)}"
 
 
-def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | None, int | None]]:
-    """(path, config, feature not built, context) per CONFIG; every input checked before anything runs."""
+def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | None, int | None, str]]:
+    """(path, config, feature not built, context, name) per CONFIG; every input checked before anything runs."""
     t = args.context
     if t is not None and t < 1:
         raise CheckError(f"--context = {t}: must be at least 1")
@@ -127,9 +129,15 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
     from . import torch as st
 
     out: list = []
+    names: dict[int, str] = {}
     for path in args.config:
         try:
             cfg = smelt.read_config(path).to_dict()
+            # Named by its path when unnamed, as smelt-match count names it. The model is built and counted under
+            # the name cut as the CLI's tables cut it: a 60 MB name would cost every copy and parse of the config
+            # (seconds each). --json gives the whole name back, as smelt-match's JSON reports keep it.
+            names[len(out)] = cfg["name"] or path
+            cfg["name"] = _core.name_excerpt(names[len(out)])
             cfg = st.shrink(cfg) if args.shrink else cfg
         except smelt.ConfigError as e:
             raise CheckError(str(e)) from e
@@ -193,11 +201,11 @@ def _prepare(args: argparse.Namespace) -> list[tuple[str, dict | None, str | Non
             )
         try:
             st.build_model(cfg, device="meta")  # a feature the model does not build is named here, before any run
-            out.append((path, cfg, None, used))
+            out.append((path, cfg, None, used, names[len(out)]))
         except NotImplementedError as e:
             if not args.markdown:
                 raise CheckError(str(e)) from e
-            out.append((path, None, str(e), None))
+            out.append((path, None, str(e), None, names[len(out)]))
     return out
 
 
@@ -217,9 +225,10 @@ def _table(path: str, m, shrunk: bool) -> str:
     return head + "\n".join(lines) + "\n" + tail
 
 
-def _record(path: str, m, shrunk: bool) -> dict:
+def _record(path: str, m, shrunk: bool, name: str) -> dict:
     d = {"schema_version": 1, "kind": "check-model", "config": path, "shrunk": shrunk}
     d.update(m.to_dict())
+    d["model"] = name
     return d
 
 
@@ -236,14 +245,14 @@ def run(args: argparse.Namespace) -> int:
     from ._check_markdown import markdown
 
     done = []
-    for path, cfg, feature, t in inputs:
+    for path, cfg, feature, t, _ in inputs:
         m = st.measure(cfg, context=t, seed=args.seed) if cfg is not None else None
         done.append((path, m, feature))
     measured = [m for _, m, _ in done if m is not None]
     if args.markdown:
         print(markdown(done, args.shrink))
     elif args.json:
-        records = [_record(p, m, args.shrink) for p, m, _ in done]
+        records = [_record(p, m, args.shrink, given[4]) for (p, m, _), given in zip(done, inputs)]
         print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
     else:
         print("\n\n".join(_table(p, m, args.shrink) for p, m, _ in done))

@@ -2,9 +2,10 @@
 
 A report keeps the parsed JSON (key order as the C++ writer wrote it) and reads
 it by attribute: ``r.params.total`` is ``r.to_dict()["params"]["total"]``.
-``to_dict()`` is the report itself, so ``json.dumps(r.to_dict())`` equals
-``json.dumps(json.loads(cli_output))`` for the same input (docs/json-schema.md
-names every key).
+``to_dict()`` is the report itself, and ``to_json()`` the text the C++ writer
+wrote, so it equals the CLI's ``--json`` output byte for byte for the same input
+(docs/json-schema.md names every key). Each object prints as what it is, with
+its field names: ``Knobs(hidden_size=1536, num_experts=232, ...)``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any, Iterator
+
+from . import _core
 
 
 class Node:
@@ -27,7 +30,7 @@ class Node:
     def __getattr__(self, name: str) -> Any:
         key = self._aliases.get(name, name)
         try:
-            return _wrap(self._data[key], _CHILDREN.get((type(self).__name__, key)))
+            return self[key]
         except KeyError:
             raise AttributeError(f"{type(self).__name__} has no field '{name}' (keys: {', '.join(self._data)})") from None
 
@@ -50,8 +53,11 @@ class Node:
         return isinstance(other, Node) and self._data == other._data
 
     def __repr__(self) -> str:
-        text = json.dumps(self._data)
-        return f"{type(self).__name__}({text if len(text) < 200 else text[:200] + '...'})"
+        """``Type(key=value, ...)`` in the writer's key order, as a dataclass prints; a nested object shows as
+        ``Type(...)`` (print it to see its fields), a long list by its first entries and its length, a long
+        string cut as the CLI's tables cut names."""
+        fields = ", ".join(f"{key}={_brief(self[key])}" for key in self._data)
+        return f"{type(self).__name__}({fields})"
 
     def keys(self) -> list[str]:
         return list(self._data)
@@ -65,12 +71,56 @@ class Node:
         return json.dumps(self._data, indent=2) + "\n"
 
 
+# A list longer than this shows its first entries and its length.
+_SHOWN_ENTRIES = 6
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, Node):
+        return f"{type(value).__name__}(...)"
+    if isinstance(value, list):
+        shown = [_brief(v) for v in value[: _SHOWN_ENTRIES - 1 if len(value) > _SHOWN_ENTRIES else len(value)]]
+        more = [f"... {len(value)} entries"] if len(value) > _SHOWN_ENTRIES else []
+        return "[" + ", ".join(shown + more) + "]"
+    if isinstance(value, str):
+        return repr(_core.name_excerpt(value))
+    return repr(value)
+
+
 def _wrap(value: Any, cls: type[Node] | None) -> Any:
     if isinstance(value, dict):
         return (cls or Node)(value)
     if isinstance(value, list):
         return [_wrap(v, cls) for v in value]
     return value
+
+
+class Report(Node):
+    """A whole report, kept with the text the C++ writer wrote: ``to_json()`` returns it unchanged."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str | dict[str, Any]) -> None:
+        if isinstance(text, str):
+            super().__init__(json.loads(text))
+            object.__setattr__(self, "_text", text)
+        else:
+            super().__init__(text)
+            object.__setattr__(self, "_text", None)
+
+    def to_json(self) -> str:
+        """The report's JSON text as the library wrote it (the CLI's ``--json`` output, byte for byte)."""
+        return self._text if self._text is not None else super().to_json()
+
+
+class ParamTerms(Node):
+    """Parameters (elements) per part: embedding, lm_head, attention, norms, router, experts, shared_experts,
+    dense_ffn (a layer's ``params`` holds the per-layer parts)."""
+
+
+class FlopTerms(Node):
+    """FLOPs per token per part: attention_qkv, attention_out, attention_scores, attention_values, router, experts,
+    shared_experts, dense_ffn, elementwise, lm_head, mtp (a layer's ``flops_per_visit`` adds its ``total``)."""
 
 
 class Params(Node):
@@ -85,12 +135,16 @@ class KvCache(Node):
     """KV cache: bytes_per_token and elements_per_token (per token of context), bytes_at_context, element_bytes."""
 
 
+class Loop(Node):
+    """A looped span: span ("first-last", 1-based), count (passes), residual_scale."""
+
+
 class Layer(Node):
     """One weight-owning layer: layer (1-based), kind, attention, visits, params, active_params,
     flops_per_visit (FLOPs per token, one visit), kv_bytes_per_visit (bytes per token of context, one visit)."""
 
 
-class CountReport(Node):
+class CountReport(Report):
     """What one token costs a model (``smelt-match count --json``).
 
     ``params`` in elements, ``flops`` (the JSON's ``flops_per_token``) in FLOPs per
@@ -101,24 +155,78 @@ class CountReport(Node):
     _aliases = {"flops": "flops_per_token", "kv": "kv_cache"}
 
 
-class Config(Node):
+class Attention(Node):
+    """A config's attention (docs/config.md): type, heads, KV heads, head_dim, pattern, window, ..."""
+
+
+class Ffn(Node):
+    """A config's FFN: type, bias, dense_width."""
+
+
+class Moe(Node):
+    """A config's experts: num_experts, top_k, expert_width, shared experts, router, layers."""
+
+
+class MoeLayers(Node):
+    """Which layers are MoE: first_dense, every, phase."""
+
+
+class Config(Report):
     """A validated model config in smelt's native form (docs/config.md).
 
     Built by ``smelt.read_config``; ``to_json()`` is the canonical native JSON
     that ``smelt-match convert`` writes, which the CLI reads back unchanged.
+    ``source`` is the path it was read from (None otherwise).
     """
 
-    __slots__ = ("_text",)
+    __slots__ = ("source",)
 
-    def __init__(self, text: str) -> None:
-        super().__init__(json.loads(text))
-        object.__setattr__(self, "_text", text)
+    def __init__(self, text: str | dict[str, Any], source: str | None = None) -> None:
+        super().__init__(text)
+        object.__setattr__(self, "source", source)
 
     def to_json(self) -> str:
+        if self._text is None:  # a config inside a report: canonical text from the library's own writer
+            object.__setattr__(self, "_text", _core.parse_config(json.dumps(self._data), "<config>"))
         return self._text
 
 
-class MatchResult(Node):
+class Knobs(Node):
+    """A candidate's sizes: hidden_size, num_experts, num_heads, num_kv_heads, head_dim, expert_width,
+    shared_width, dense_width."""
+
+
+class Budget(Node):
+    """One budget: baseline, candidate, mismatch_pct (100 x (candidate - baseline) / baseline)."""
+
+
+class Budgets(Node):
+    """The five budgets at one context (and its ``context`` in ``contexts[]``): flops_per_token,
+    params_non_embedding, kv_bytes_per_token, flops_per_token_with_head, flops_per_token_non_embedding."""
+
+
+class Candidate(Node):
+    """A derived config: name, knobs, budgets (first context), max_abs_mismatch_pct, contexts, layers_executed,
+    depth_to_width, active_params, residual_scale, config."""
+
+
+class Baseline(Node):
+    """The Baseline of a match: name, hidden_size, layers_executed, depth_to_width, active_params, config."""
+
+
+class Recipe(Node):
+    """What was matched and searched: the loop, the budgets, contexts, tolerance_pct, the space's ranges."""
+
+
+class Change(Node):
+    """One change of a relaxation: field, value (text)."""
+
+
+class Relaxation(Node):
+    """One relaxation solved alone: changes, max_abs_mismatch_pct, within_tolerance, knobs, error."""
+
+
+class MatchResult(Report):
     """The solver's answer (``smelt-match derive --json``, match schema 2).
 
     ``best`` is the best candidate, ``alternatives`` the next ones; ``best_config`` its native
@@ -128,25 +236,84 @@ class MatchResult(Node):
 
     @property
     def best_config(self) -> Config:
-        return Config(json.dumps(self._data["best"]["config"], indent=2) + "\n")
+        """``best.config``: its ``to_json()`` is what ``smelt-match derive --out`` writes."""
+        return self.best.config
 
 
-class SweepReport(Node):
+class SweepRow(Node):
+    """One solve of a sweep: kind, span_fraction, depth_multiplier, span, loops, depth, the knobs, the signed
+    mismatches in percent, within_tolerance, config."""
+
+
+class SweepReport(Report):
     """The matched ablation grid (``smelt-match sweep --json``): ``rows``, one solve each."""
 
 
-class Laws(Node):
+class LawParams(Node):
+    """A law's fitted constants: E, A, B, alpha, beta (chinchilla) or E, A, a, b, K, c (smelt)."""
+
+
+class Law(Node):
+    """One fitted law: form, label, params, objective, rmse_log_loss, runs, starts, bootstrap, ci, ..."""
+
+
+class Laws(Report):
     """Fitted scaling laws, a law file (``smelt-match fit --json``): ``laws``, one per label."""
 
 
-class FrontierReport(Node):
+class FrontierLaw(Node):
+    """A law of a frontier: name, form, file."""
+
+
+class FrontierPoint(Node):
+    """A law's compute-optimal point at a budget: name, size, size_unit, tokens, loss, gain, gain_interval."""
+
+
+class FrontierBudget(Node):
+    """One training budget: compute (FLOPs), laws (one point per law)."""
+
+
+class FrontierReport(Report):
     """Compute-optimal frontiers and gains (``smelt-match frontier --json``); compute in FLOPs."""
 
 
 # Which typed view a child key gets: (parent class, key) -> class.
 _CHILDREN: dict[tuple[str, str], type[Node]] = {
+    ("CountReport", "loop"): Loop,
     ("CountReport", "params"): Params,
     ("CountReport", "flops_per_token"): Flops,
     ("CountReport", "kv_cache"): KvCache,
     ("CountReport", "layers"): Layer,
+    ("Params", "terms"): ParamTerms,
+    ("Flops", "terms"): FlopTerms,
+    ("Flops", "terms_training"): FlopTerms,
+    ("Layer", "params"): ParamTerms,
+    ("Layer", "flops_per_visit"): FlopTerms,
+    ("Config", "attention"): Attention,
+    ("Config", "ffn"): Ffn,
+    ("Config", "moe"): Moe,
+    ("Config", "loop"): Loop,
+    ("Moe", "layers"): MoeLayers,
+    ("MatchResult", "baseline"): Baseline,
+    ("MatchResult", "recipe"): Recipe,
+    ("MatchResult", "relaxations"): Relaxation,
+    ("MatchResult", "best"): Candidate,
+    ("MatchResult", "alternatives"): Candidate,
+    ("Baseline", "config"): Config,
+    ("Candidate", "knobs"): Knobs,
+    ("Candidate", "budgets"): Budgets,
+    ("Candidate", "contexts"): Budgets,
+    ("Candidate", "config"): Config,
+    ("Relaxation", "changes"): Change,
+    ("Relaxation", "knobs"): Knobs,
+    ("SweepReport", "rows"): SweepRow,
+    ("SweepRow", "config"): Config,
+    ("Laws", "laws"): Law,
+    ("Law", "params"): LawParams,
+    ("FrontierReport", "laws"): FrontierLaw,
+    ("FrontierReport", "budgets"): FrontierBudget,
+    ("FrontierBudget", "laws"): FrontierPoint,
 }
+for _name in ("flops_per_token", "params_non_embedding", "kv_bytes_per_token", "flops_per_token_with_head",
+              "flops_per_token_non_embedding"):
+    _CHILDREN[("Budgets", _name)] = Budget

@@ -2,7 +2,7 @@
 
 A report is checked before anything is drawn, and every violation is listed at once, each naming the JSON path,
 the value and the rule (docs/json-schema.md): ``best.budgets.kv_bytes_per_token.mismatch_pct = "x": must be a
-number``. Pure Python: nothing here needs the compiled extension.
+number``. Pure Python, but for the files' bounded reader (smelt._core).
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ import math
 import os
 from collections.abc import Iterable
 from typing import Any
+
+from . import _core
+from ._errors import ConfigError
 
 _MISSING = object()
 
@@ -27,27 +30,23 @@ def shown(value: Any) -> str:
 
 
 def load_json(source: str | os.PathLike[str] | Any, what: str) -> tuple[Any, str]:
-    """The parsed report and the name messages use for it: the path as given, or ``<dict>`` for a value.
+    """The parsed report and the name messages use for it: the path as given (``<stdin>`` for ``-``, which reads
+    standard input), or ``<dict>`` for a value.
 
-    A file that cannot be opened raises OSError (exit code 4 on the command line); text that is not JSON is a
-    ReportError (exit code 2), as smelt-match treats its own inputs.
+    A file is read and parsed by the library's bounded reader, as every smelt-match input is (64 MiB, 64 levels
+    of nesting, 4,194,304 values, numbers a double holds): a file that cannot be read raises smelt.IOError, an
+    OSError (exit code 4 on the command line), text that is not such JSON a ReportError (exit code 2), each with
+    the library's message under ``while reading WHAT 'NAME':``.
     """
     if not isinstance(source, (str, os.PathLike)):
         return source, f"<{type(source).__name__}>"
-    name = os.fspath(source)
+    path = os.fspath(source)
+    name = "<stdin>" if path == "-" else path
     try:
-        with open(name, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read {what} '{name}': {e.strerror}") from e
-    except UnicodeDecodeError as e:
-        raise ReportError(f"while reading {what} '{name}':\n  not UTF-8 text (byte {e.start})") from e
-    try:
-        return json.loads(text), name
-    except json.JSONDecodeError as e:
-        raise ReportError(
-            f"while reading {what} '{name}':\n  not JSON: {e.msg} at line {e.lineno}, column {e.colno}"
-        ) from e
+        text = _core.read_json_text(path, what)
+    except ConfigError as e:
+        raise ReportError(str(e)) from None
+    return json.loads(text), name
 
 
 class Reader:

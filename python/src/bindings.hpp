@@ -17,12 +17,23 @@ namespace smelt::python {
 // Exceptions: the smelt::error tree as smelt.Error and its children (errors.cpp).
 void register_errors(nanobind::module_& m);
 
-// Configs (config.cpp): canonical native JSON out, native JSON in.
+// Configs (config.cpp): canonical native JSON out, native JSON in. A config
+// read keeps its name, empty or not, as `smelt-match convert` writes it.
 std::string read_config(const std::string& path);
 std::string parse_config(const std::string& text, const std::string& source);
-// context: none for the config's own.
+// context: none for the config's own; `name_if_empty` names a config whose
+// name is empty (its path, as `smelt-match count` names it).
 std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise);
+                  bool elementwise, const std::string& name_if_empty);
+
+// Files (files.cpp), read and parsed with the library's bounds; errors carry
+// "while reading WHAT 'PATH'" ("-" is standard input, "<stdin>").
+// The text of a JSON file (without a byte order mark) once the bounded parser accepts it.
+std::string read_json_text(const std::string& path, const std::string& what);
+// A config file as native JSON and the family its text names ("" for native JSON), from one read.
+std::pair<std::string, std::string> read_config_with_family(const std::string& path);
+// A name as the CLI's tables show it (util/excerpt.hpp).
+std::string name_excerpt(const std::string& name, std::size_t limit);
 
 // The solver (solve.cpp): `kwargs` is a JSON object of keyword arguments
 // named as the library's fields (options.hpp).

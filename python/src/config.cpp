@@ -14,18 +14,14 @@
 
 namespace smelt::python {
 
-std::string read_config(const std::string& path) {
-  ModelConfig config = smelt::read_config(std::filesystem::path(path));
-  if (config.name.empty()) config.name = path;  // as count names it in the CLI
-  return to_json(config);
-}
+std::string read_config(const std::string& path) { return to_json(smelt::read_config(std::filesystem::path(path))); }
 
 std::string parse_config(const std::string& text, const std::string& source) {
   return to_json(smelt::parse_config(text, source));
 }
 
 std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise) {
+                  bool elementwise, const std::string& name_if_empty) {
   // CountOptions reads 0 as "the config's": a context given as 0 is refused
   // here, in the words the library uses for the others.
   if (context && *context < 1)
@@ -33,6 +29,7 @@ std::string count(const std::string& config, std::optional<std::int64_t> context
         fmt::format("context_length = {}: must be between 1 and {} tokens", *context, detail::kMaxContext));
   const Convention conv = parse_convention(convention, "convention");
   ModelConfig c = parse_native_config(config);
+  if (c.name.empty()) c.name = name_if_empty;
   CountOptions options;
   options.context_length = context.value_or(0);
   options.elementwise = elementwise;

@@ -21,7 +21,13 @@ NB_MODULE(_core, m) {
   m.def("parse_config", &smelt::python::parse_config, "text"_a, "source"_a,
         "Config text (native or Hugging Face, detected) as native JSON; `source` names it in messages.");
   m.def("count", &smelt::python::count, "config"_a, "context"_a.none(), "convention"_a, "elementwise"_a,
-        "The count report (JSON) of a native config.");
+        "name_if_empty"_a, "The count report (JSON) of a native config, an empty name replaced by `name_if_empty`.");
+  m.def("read_json_text", &smelt::python::read_json_text, "path"_a, "what"_a,
+        "A JSON file's text once the library's bounded reader and parser accept it (\"-\": standard input).");
+  m.def("read_config_with_family", &smelt::python::read_config_with_family, "path"_a,
+        "A config file as native JSON and the model_type its text names, from one read.");
+  m.def("name_excerpt", &smelt::python::name_excerpt, "name"_a, "limit"_a = 64,
+        "A name as the CLI's tables show it: whole up to `limit` bytes, else cut and its length.");
   m.def("derive", &smelt::python::derive, "baseline"_a, "kwargs"_a, "The match report (JSON) of a native Baseline.");
   m.def("sweep", &smelt::python::sweep, "baseline"_a, "kwargs"_a, "The sweep report (JSON) of a native Baseline.");
   m.def("fit", &smelt::python::fit, "runs"_a, "runs_is_path"_a, "source"_a, "kwargs"_a,

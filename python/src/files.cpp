@@ -1,0 +1,58 @@
+// Files as the library reads them, for the Python side's own readers (the
+// plots' reports and law files, export_hf's config and its family): the same
+// bounded read (kMaxInputBytes, standard input for "-") and bounded JSON parse
+// (depth, count of values, numbers a double holds) as every C++ reader, and
+// the same "while reading WHAT 'PATH'" context on each error.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "bindings.hpp"
+#include "smelt/error.hpp"
+#include "smelt/export.hpp"
+#include "smelt/io.hpp"
+#include "util/excerpt.hpp"
+#include "util/json_reader.hpp"
+#include "util/violations.hpp"
+
+namespace smelt::python {
+namespace {
+
+// Reads `path` and runs `parse` on its text; an error from either carries
+// "while reading WHAT 'SOURCE'", as read_config and read_laws write it.
+template <class Parse>
+auto read_within(const std::string& path, const std::string& what, Parse&& parse) {
+  const std::string source = source_name(path);
+  const std::string where = fmt::format("while reading {} '{}'", what, source);
+  try {
+    const std::string text = read_text_file(path);
+    return parse(text, source);
+  } catch (const config_error& e) {
+    detail::throw_within(where, e.violations());
+  } catch (const io_error& e) {
+    throw io_error(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
+}  // namespace
+
+std::string read_json_text(const std::string& path, const std::string& what) {
+  return read_within(path, what, [](const std::string& text, const std::string& source) {
+    detail::parse_json_text(text, source);  // the bounds, and the parser's own line:column on malformed text
+    // nlohmann skips a UTF-8 byte order mark; Python's json.loads refuses one.
+    constexpr std::string_view kBom = "\xEF\xBB\xBF";
+    return std::string_view(text).substr(0, 3) == kBom ? text.substr(3) : text;
+  });
+}
+
+std::pair<std::string, std::string> read_config_with_family(const std::string& path) {
+  // One read: standard input cannot be read twice (the CLI's export does the same).
+  return read_within(path, "config", [](const std::string& text, const std::string& source) {
+    const ModelConfig config = smelt::parse_config(text, source);
+    return std::pair{smelt::to_json(config), smelt::hf_family_of(text, source)};
+  });
+}
+
+std::string name_excerpt(const std::string& name, std::size_t limit) { return detail::name_excerpt(name, limit); }
+
+}  // namespace smelt::python
