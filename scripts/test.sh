@@ -45,6 +45,11 @@ ctest --test-dir build/python -j"$jobs" --output-on-failure
 phase "python tests (pytest, the installed package and its smelt-match)"
 SMELT_MATCH="$SMELT_VENV/bin/smelt-match" "$py" -m pytest -q tests/python
 
+# The Python entry points that read text (read_config, the plots' report and law
+# readers), a seeded mutation run over tests/fuzz/corpus/ (tests/fuzz/python_fuzz.py).
+phase "python fuzz (20000 inputs)"
+"$py" tests/fuzz/python_fuzz.py --engine random --runs "${SMELT_PY_FUZZ_RUNS:-20000}"
+
 phase "asan + ubsan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"

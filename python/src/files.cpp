@@ -39,9 +39,12 @@ auto read_within(const std::string& path, const std::string& what, Parse&& parse
 std::string read_json_text(const std::string& path, const std::string& what) {
   return read_within(path, what, [](const std::string& text, const std::string& source) {
     detail::parse_json_text(text, source);  // the bounds, and the parser's own line:column on malformed text
-    // nlohmann skips a UTF-8 byte order mark; Python's json.loads refuses one.
+    // What the parser read, for Python's json.loads: nlohmann skips a UTF-8 byte order mark (which json.loads
+    // refuses), and its lexer takes a NUL byte for the end of the input, so that what follows one is never read.
     constexpr std::string_view kBom = "\xEF\xBB\xBF";
-    return std::string_view(text).substr(0, 3) == kBom ? text.substr(3) : text;
+    std::string_view read = text;
+    if (read.substr(0, 3) == kBom) read.remove_prefix(3);
+    return std::string(read.substr(0, read.find('\0')));
   });
 }
 

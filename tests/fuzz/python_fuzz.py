@@ -49,6 +49,7 @@ class Target:
         self.path = path
         self.smelt, self.core, self.inputs, self.laws, self.report_error = modules
         self.expected = (self.smelt.Error, self.report_error)
+        self.outcomes = {r: [0, 0] for r in READERS}  # reader -> [accepted, refused]
 
     def __call__(self, data: bytes) -> None:
         if not data:
@@ -57,8 +58,12 @@ class Target:
         self.path.write_bytes(body)
         try:
             self.read(reader, body)
+            self.outcomes[reader][0] += 1
         except self.expected:
-            pass
+            self.outcomes[reader][1] += 1
+
+    def summary(self) -> str:
+        return ", ".join(f"{r} {a} read/{b} refused" for r, (a, b) in self.outcomes.items())
 
     def read(self, reader: str, body: bytes) -> None:
         path = str(self.path)
@@ -76,19 +81,26 @@ class Target:
         elif reader == "layers":
             self.inputs.read_layers(path)
         elif reader == "frontier":
+            # The seed's law file lies beside the input as laws.json, the name the seed report gives it.
             f, name = self.inputs.read_frontier(path)
-            for law in f.laws:  # the law files it names (missing ones raise smelt.IOError)
-                self.laws.resolve(law["file"], name)
+            self.laws.check_agreement(f, name, self.laws.frontier_laws(f, name, None))
         else:
             self.laws.read_law_file(path, 0.25)
 
 
+# The reader each seed was written for, by a word in its file name (the others: config and config_text).
+OWN_READER = {"count": "layers", "derive": "match", "sweep": "sweep", "frontier": "frontier", "law": "laws"}
+
+
 def seeds() -> list[bytes]:
+    """Each seed once for every reader, and ten times more for its own (so that mutations reach past the header)."""
     out = []
     for folder in CORPUS:
         for p in sorted(folder.iterdir()):
             data = p.read_bytes()[:MAX_LEN]
-            out += [bytes([i]) + data for i in range(len(READERS))]  # each seed for every reader
+            own = [r for word, r in OWN_READER.items() if word in p.name] or ["config", "config_text"]
+            out += [bytes([i]) + data for i in range(len(READERS))]
+            out += [bytes([READERS.index(r)]) + data for r in own for _ in range(10)]
     return out
 
 
@@ -107,31 +119,34 @@ VALUES = [None, True, False, 0, -1, 1, 2**53, 2**64, -(2**63) - 1, 1e308, -1e-30
           {}, [1, 2], {"a": 1}, "full", "moe", "chinchilla", "smelt", "match", "count", "sweep", "frontier"]
 
 
+def _nodes(value, path=()):
+    """Every value of a JSON document with its path of keys and indices."""
+    yield path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield from _nodes(child, (*path, key))
+
+
 def mutate_json(rng: random.Random, value):
-    """A copy of a JSON value with one entry replaced, removed or nested (the readers' type rules)."""
-    if isinstance(value, dict) and value and rng.random() < 0.8:
-        key = rng.choice(list(value))
-        out = dict(value)
-        roll = rng.random()
+    """A JSON value with one to three of its values (any one, uniformly) replaced, removed, duplicated or
+    nested: the readers' type and range rules. The document is changed in place."""
+    for _ in range(rng.randint(1, 3)):
+        path, node = rng.choice(list(_nodes(value)))
+        if not path:
+            continue
+        parent = value
+        for key in path[:-1]:
+            parent = parent[key]
+        key, roll = path[-1], rng.random()
         if roll < 0.15:
-            del out[key]
-        elif roll < 0.3:
-            out[key] = rng.choice(VALUES)
+            del parent[key]
+        elif roll < 0.25 and isinstance(parent, list):
+            parent.append(node)
+        elif roll < 0.35 and isinstance(node, (int, float)) and not isinstance(node, bool):
+            parent[key] = rng.choice([-node, node * 2**rng.randint(1, 80), node + 1, node - 1, 0])
         else:
-            out[key] = mutate_json(rng, value[key])
-        return out
-    if isinstance(value, list) and value and rng.random() < 0.8:
-        i = rng.randrange(len(value))
-        out = list(value)
-        roll = rng.random()
-        if roll < 0.15:
-            del out[i]
-        elif roll < 0.25:
-            out.append(out[i])
-        else:
-            out[i] = mutate_json(rng, value[i])
-        return out
-    return rng.choice(VALUES + [[value], {"x": value}])
+            parent[key] = rng.choice(VALUES + [[node], {"x": node}])
+    return value
 
 
 def mutate_bytes(rng: random.Random, data: bytearray, pool: list[bytes]) -> bytearray:
@@ -160,6 +175,7 @@ def mutate_bytes(rng: random.Random, data: bytearray, pool: list[bytes]) -> byte
 def random_run(target: Target, runs: int, seed: int) -> int:
     rng = random.Random(seed)
     pool = seeds()
+    accepted = 0
     for i in range(runs):
         parent = pool[i] if i < len(pool) else rng.choice(pool)
         if i < len(pool):
@@ -178,9 +194,10 @@ def random_run(target: Target, runs: int, seed: int) -> int:
             traceback.print_exc()
             keep(data, error)
             return 1
-        if len(data) <= 4096 and rng.random() < 0.05:
-            pool.append(data)
-    print(f"python_fuzz: {runs} inputs (random mutations, seed {seed}), no finding", file=sys.stderr)
+        if len(data) <= MAX_LEN and sum(target.outcomes[r][0] for r in READERS) > accepted:
+            pool.append(data)  # read without a violation: a new start for the mutations
+        accepted = sum(target.outcomes[r][0] for r in READERS)
+    print(f"python_fuzz: {runs} inputs (random mutations, seed {seed}), no finding: {target.summary()}", file=sys.stderr)
     return 0
 
 
@@ -228,6 +245,7 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "input.json"
+        shutil.copy(CORPUS[0] / "seed-laws-dense-looped.json", pathlib.Path(tmp) / "laws.json")
         if engine == "atheris":
             return atheris_run(atheris, args.runs, args.seed, path)
         return random_run(Target(path, load_modules()), args.runs, args.seed)
