@@ -10,6 +10,7 @@ runs, so ``python -m smelt`` needs matplotlib only for ``plot`` and torch only f
 from __future__ import annotations
 
 import argparse
+import pathlib
 import difflib
 import sys
 from collections.abc import Sequence
@@ -91,8 +92,25 @@ def _nearest(word: str, parser: argparse.ArgumentParser) -> str | None:
     return close[0] if close else None
 
 
+def _cli_line() -> str:
+    """Where `pip install .` put the command line smelt-match: the scripts directory of this environment."""
+    import shutil
+    import sysconfig
+
+    beside = pathlib.Path(sysconfig.get_path("scripts")) / "smelt-match"
+    found = str(beside) if beside.is_file() else shutil.which("smelt-match")
+    if found is None:
+        return "smelt-match (counts, derive, sweep, fit, frontier, export, bench): not installed in this environment"
+    return f"smelt-match (counts, derive, sweep, fit, frontier, export, bench): {found}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m smelt", description="smelt's Python command line")
+    parser = argparse.ArgumentParser(
+        prog="python -m smelt",
+        description="smelt's Python command line",
+        epilog=_cli_line(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_plot(commands)
     add_check_model(commands)
