@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,8 @@ struct CountArgs {
   std::string convention = "smelt";
   bool elementwise = false;
   bool layers = false;
+  std::string sparsity_reference;
+  bool runs_csv = false;
 };
 
 std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Convention convention) {
@@ -101,6 +104,7 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
   rows.push_back(
       {"KV cache bytes/token", column([](const CountedModel& m) { return m.cost.kv.bytes_per_token; }), Unit::bytes});
   rows.push_back({"context length", column([](const CountedModel& m) { return m.cost.context_length; }), Unit::tokens});
+  rows.push_back({"sparsity S", column([](const CountedModel& m) { return 100 * m.sparsity.value; }), Unit::percent});
   return rows;
 }
 
@@ -119,18 +123,29 @@ int run_count(const CountArgs& args) {
   if (args.context_given && (args.context < 1 || args.context > smelt::detail::kMaxContext))
     throw config_error(
         fmt::format("--context = {}: must be between 1 and {} tokens", args.context, smelt::detail::kMaxContext));
+  if (args.json && args.runs_csv) throw config_error("--json, --runs-csv: choose one output format");
   CountOptions options;
   options.context_length = args.context;
   options.elementwise = args.elementwise;
 
-  std::vector<CountedModel> models;
+  const auto read_named = [](const std::string& path) {
+    ModelConfig config = read_config(path);
+    if (config.name.empty()) config.name = path;
+    return config;
+  };
   detail::Violations errors;
+  std::optional<ModelConfig> reference;
+  if (!args.sparsity_reference.empty()) {
+    try {
+      reference = read_named(args.sparsity_reference);
+    } catch (const config_error& e) {
+      errors.merge(e);
+    }
+  }
+  std::vector<CountedModel> models;
   for (const auto& path : args.configs) {
     try {
-      ModelConfig config = read_config(path);
-      if (config.name.empty()) config.name = path;
-      CostReport cost = count(config, options);
-      models.push_back({std::move(config), std::move(cost)});
+      models.push_back(count_model(read_named(path), options, reference ? &*reference : nullptr));
     } catch (const config_error& e) {
       errors.merge(e);
     }
@@ -141,10 +156,14 @@ int run_count(const CountArgs& args) {
   std::string out;
   if (args.json) {
     out = count_report_json(models, convention);
+  } else if (args.runs_csv) {
+    out = count_runs_csv(models);
   } else {
     std::vector<std::string> names;
     for (const auto& m : models) names.push_back(m.cost.model);
     out = render_table(names, summary_rows(models, convention));
+    out += reference ? fmt::format("sparsity reference: {}\n", shown_name(reference->name))
+                     : "sparsity reference: each config with every expert active\n";
     if (args.layers)
       for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m.cost));
   }
@@ -167,6 +186,11 @@ Run add_count(CLI::App& app) {
   sub->add_flag("--elementwise", args->elementwise,
                 "Also count norms, activations, softmax and residual adds (approximate)");
   sub->add_flag("--layers", args->layers, "Also print one line per layer (table output)");
+  sub->add_option("--sparsity-reference", args->sparsity_reference,
+                  "Config whose FLOPs and parameters (F0, N0) define sparsity S = 1 - (F/F0)(N0/N) "
+                  "(default: each config with every expert active)");
+  sub->add_flag("--runs-csv", args->runs_csv,
+                "Print the model, N, F and S columns of a runs file for `fit --form smelt` (CSV)");
   auto* context = sub->get_option("--context");
   return [args, context] {
     args->context_given = context->count() > 0;

@@ -11,6 +11,7 @@ namespace smelt::cli {
 
 std::string human(double v, Unit unit) {
   if (unit == Unit::tokens) return fmt::format("{:.0f}", v);
+  if (unit == Unit::percent) return fmt::format("{:.2f}%", v);
   const double a = std::fabs(v);
   if (unit == Unit::bytes) {
     static constexpr const char* kBinary[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -45,7 +46,8 @@ std::string render_table(const std::vector<std::string>& full_columns, const std
     std::vector<std::string> line;
     for (std::size_t c = 0; c < r.values.size() && c < columns.size(); ++c) {
       std::string cell = human(r.values[c], r.unit);
-      if (c > 0 && r.values[0] != 0) cell += fmt::format(" ({:+.1f}%)", 100.0 * (r.values[c] / r.values[0] - 1.0));
+      if (c > 0 && r.values[0] != 0 && r.unit != Unit::percent)
+        cell += fmt::format(" ({:+.1f}%)", 100.0 * (r.values[c] / r.values[0] - 1.0));
       width[c] = std::max(width[c], cell.size());
       line.push_back(std::move(cell));
     }

@@ -7,7 +7,7 @@
 
 namespace smelt::cli {
 
-enum class Unit { count, flops, bytes, tokens };
+enum class Unit { count, flops, bytes, tokens, percent };
 
 struct Row {
   std::string label;

@@ -9,6 +9,7 @@
 #include "smelt/config.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/cost.hpp"
+#include "smelt/sparsity.hpp"
 
 namespace smelt {
 
@@ -17,11 +18,24 @@ inline constexpr int kReportSchemaVersion = 1;
 struct CountedModel {
   ModelConfig config;
   CostReport cost;
+  Sparsity sparsity;
 };
+
+// Counts `config` and its sparsity against `reference` (nullptr: the config
+// with every expert active). The reference is counted at the model's context
+// and with the same options, so F and F0 are comparable.
+CountedModel count_model(ModelConfig config, const CountOptions& options = {}, const ModelConfig* reference = nullptr);
 
 // One object for one model, an array of such objects for several. With
 // another convention, "flops_per_token" holds that convention's terms instead
 // (docs/json-schema.md).
 std::string count_report_json(const std::vector<CountedModel>& models, Convention convention = Convention::smelt);
+
+// The columns of a runs file that `fit --form smelt` reads, one row per model:
+// model (its name), N (non-embedding parameters), F (training FLOPs per token
+// without the LM head: 3 x (forward non-embedding + MTP)) and S (the model's
+// sparsity); a header line first. A run's D (or C) and loss are the trainer's
+// to add (docs/scaling.md).
+std::string count_runs_csv(const std::vector<CountedModel>& models);
 
 }  // namespace smelt

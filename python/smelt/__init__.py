@@ -120,7 +120,11 @@ def _native(config: ConfigLike) -> str:
 
 
 def count(
-    config: ConfigLike, context: int | None = None, convention: str = "smelt", elementwise: bool = False
+    config: ConfigLike,
+    context: int | None = None,
+    convention: str = "smelt",
+    elementwise: bool = False,
+    sparsity_reference: ConfigLike | None = None,
 ) -> CountReport:
     """What one token costs a model: parameters, FLOPs per token and KV cache.
 
@@ -132,14 +136,26 @@ def count(
     The report: ``params`` (elements: total, non_embedding, active, terms),
     ``flops`` (FLOPs per token: forward, forward_non_embedding, training, terms),
     ``kv`` (bytes_per_token of context, bytes_at_context), ``layers`` (one per
-    weight-owning layer, ``visits`` executions per token). ``to_dict()`` is
-    ``smelt-match count --json``.
+    weight-owning layer, ``visits`` executions per token), ``sparsity`` (the
+    SMELT paper's S = 1 - (F / F0) N0 / N against ``sparsity_reference``, a
+    config counted at the same context, or against the config with every expert
+    active when None; docs/counting.md). ``to_dict()`` is
+    ``smelt-match count --json [--sparsity-reference REF]``.
     """
     # The CLI names a config whose name is empty by the path it was given.
     source = os.fspath(config) if isinstance(config, (str, os.PathLike)) else ""
     config = read_config(config)
     name_if_empty = source or (config.source or "")
-    return CountReport(_core.count(config.to_json(), context, convention, elementwise, name_if_empty))
+    reference, reference_name = None, ""
+    if sparsity_reference is not None:
+        if isinstance(sparsity_reference, (str, os.PathLike)):
+            reference_name = os.fspath(sparsity_reference)
+        reference_config = read_config(sparsity_reference)
+        reference_name = reference_name or (reference_config.source or "")
+        reference = reference_config.to_json()
+    return CountReport(
+        _core.count(config.to_json(), context, convention, elementwise, name_if_empty, reference, reference_name)
+    )
 
 
 def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:

@@ -135,6 +135,11 @@ class KvCache(Node):
     """KV cache: bytes_per_token and elements_per_token (per token of context), bytes_at_context, element_bytes."""
 
 
+class Sparsity(Node):
+    """The SMELT paper's sparsity: S = 1 - (F / F0) N0 / N, the reference (every_expert_active or config,
+    reference_model), F and N (flops_forward_non_embedding, params_non_embedding) and the reference's F0 and N0."""
+
+
 class Loop(Node):
     """A looped span: span ("first-last", 1-based), count (passes), residual_scale."""
 
@@ -283,6 +288,7 @@ _CHILDREN: dict[tuple[str, str], type[Node]] = {
     ("CountReport", "params"): Params,
     ("CountReport", "flops_per_token"): Flops,
     ("CountReport", "kv_cache"): KvCache,
+    ("CountReport", "sparsity"): Sparsity,
     ("CountReport", "layers"): Layer,
     ("Params", "terms"): ParamTerms,
     ("Flops", "terms"): FlopTerms,

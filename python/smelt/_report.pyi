@@ -63,6 +63,17 @@ class KvCache(Node):
     bytes_at_context: int
     element_bytes: int
 
+class Sparsity(Node):
+    """The SMELT paper's S = 1 - (F / F0) N0 / N and the reference (F0, N0) it was measured against."""
+
+    S: float
+    reference: str
+    reference_model: str | None
+    flops_forward_non_embedding: float
+    params_non_embedding: int
+    reference_flops_forward_non_embedding: float
+    reference_params_non_embedding: int
+
 class Layer(Node):
     layer: int
     kind: str
@@ -88,6 +99,7 @@ class CountReport(Node):
     flops_per_token: Flops
     kv: KvCache
     kv_cache: KvCache
+    sparsity: Sparsity
     layers: list[Layer]
 
 class Config(Node):

@@ -21,7 +21,8 @@ std::string parse_config(const std::string& text, const std::string& source) {
 }
 
 std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise, const std::string& name_if_empty) {
+                  bool elementwise, const std::string& name_if_empty, std::optional<std::string> reference,
+                  const std::string& reference_name_if_empty) {
   // CountOptions reads 0 as "the config's": a context given as 0 is refused
   // here, in the words the library uses for the others.
   if (context && *context < 1)
@@ -33,8 +34,12 @@ std::string count(const std::string& config, std::optional<std::int64_t> context
   CountOptions options;
   options.context_length = context.value_or(0);
   options.elementwise = elementwise;
-  CostReport cost = smelt::count(c, options);
-  return count_report_json({{std::move(c), std::move(cost)}}, conv);
+  std::optional<ModelConfig> ref;
+  if (reference) {
+    ref = parse_native_config(*reference);
+    if (ref->name.empty()) ref->name = reference_name_if_empty;
+  }
+  return count_report_json({count_model(std::move(c), options, ref ? &*ref : nullptr)}, conv);
 }
 
 }  // namespace smelt::python

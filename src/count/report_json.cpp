@@ -116,6 +116,14 @@ ordered_json model_json(const CountedModel& m, Convention convention) {
                    {"elements_per_token", r.kv.elements_per_token},
                    {"bytes_at_context", r.kv.bytes_at_context},
                    {"element_bytes", m.config.kv_cache_bytes}};
+  const Sparsity& s = m.sparsity;
+  j["sparsity"] = {{"S", s.value},
+                   {"reference", s.reference.empty() ? "every_expert_active" : "config"},
+                   {"reference_model", s.reference.empty() ? ordered_json() : ordered_json(s.reference)},
+                   {"flops_forward_non_embedding", s.flops},
+                   {"params_non_embedding", s.params},
+                   {"reference_flops_forward_non_embedding", s.reference_flops},
+                   {"reference_params_non_embedding", s.reference_params}};
   j["layers"] = ordered_json::array();
   for (const auto& l : r.layers) j["layers"].push_back(layer_json(l));
   return j;

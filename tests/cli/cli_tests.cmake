@@ -50,6 +50,17 @@ smelt_cli_test(count.layers EXIT 0 ARGS count --layers ${SMELT_EX}/tiny-moe.json
                STDOUT "layer +kind +attn +visits.*\n +2 +moe +full +2 ")
 smelt_cli_test(convert.roundtrip EXIT 0 ARGS convert ${SMELT_EX}/smelt-looped-12l.json
                STDOUT_FILE ${SMELT_EX}/smelt-looped-12l.json)
+# Sparsity S = 1 - F/F0 with every expert active: 1 - 392,960 / 761,600 = 48.40% (tests/unit/count/sparsity_test.cpp).
+smelt_cli_test(count.sparsity EXIT 0 ARGS count ${SMELT_EX}/tiny-moe.json
+               STDOUT "sparsity S +48\\.40%\nsparsity reference: each config with every expert active\n$")
+smelt_cli_test(count.sparsity_reference EXIT 0 ARGS count --sparsity-reference ${SMELT_EX}/tiny-moe.json ${SMELT_EX}/tiny-moe.json
+               STDOUT "sparsity S +0\\.00%\nsparsity reference: tiny-moe\n$")
+smelt_cli_test(count.runs_csv EXIT 0 ARGS count --runs-csv ${SMELT_EX}/tiny-moe.json
+               STDOUT "^model,N,F,S\ntiny-moe,")
+smelt_cli_test(error.sparsity_reference_missing EXIT 4 ARGS count --sparsity-reference /nonexistent/ref.json ${SMELT_EX}/tiny-moe.json
+               STDOUT_EMPTY STDERR "while reading config '/nonexistent/ref.json': cannot open")
+smelt_cli_test(error.json_and_runs_csv EXIT 2 ARGS count --json --runs-csv ${SMELT_EX}/tiny-moe.json
+               STDOUT_EMPTY STDERR "--json, --runs-csv: choose one output format")
 smelt_cli_test(help EXIT 0 ARGS count --help STDOUT "--convention")
 
 # Bad input: exit code 2 (4 for unreadable files), the message, nothing on stdout.

@@ -17,7 +17,7 @@ def test_a_count_report_prints_its_fields_and_its_parts_by_type() -> None:
     assert repr(r) == (
         "CountReport(schema_version=1, kind='count', model='tiny-moe', convention='smelt', context_length=8, "
         "layers_stored=4, layers_executed=6, loop=Loop(...), params=Params(...), flops_per_token=Flops(...), "
-        "kv_cache=KvCache(...), layers=[Layer(...), Layer(...), Layer(...), Layer(...)])"
+        "kv_cache=KvCache(...), sparsity=Sparsity(...), layers=[Layer(...), Layer(...), Layer(...), Layer(...)])"
     )
     # 6 visits x 2 (K, V) x 2 KV heads x 16 head_dim x 2 bytes = 768 per token; x 8 tokens = 6144.
     assert repr(r.kv) == "KvCache(bytes_per_token=768.0, elements_per_token=384.0, bytes_at_context=6144, element_bytes=2)"

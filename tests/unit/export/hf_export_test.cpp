@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 const fs::path kExamples = fs::path(SMELT_SOURCE_DIR) / "examples";
 
-std::string count_json(const ModelConfig& c) { return smelt::count_report_json({{c, smelt::count(c)}}); }
+std::string count_json(const ModelConfig& c) { return smelt::count_report_json({smelt::count_model(c)}); }
 
 std::string error_of(const ModelConfig& c, std::string_view family) {
   try {
