@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "device/attention_kernels.cuh"
@@ -97,9 +98,10 @@ void check_router(const std::vector<float>& logits, int tokens, int experts, int
 }  // namespace
 
 TEST_CASE("emulated kernels: router top-k and its histogram", "[kernels_emulated]") {
-  SECTION("softmax, 16 experts, top-4") { check_router(normal_floats(200 * 16, 1), 200, 16, 4, false, false); }
+  // Token counts of two or three per warp (24 warps): every warp loops, some once more.
+  SECTION("softmax, 16 experts, top-4") { check_router(normal_floats(56 * 16, 1), 56, 16, 4, false, false); }
   SECTION("sigmoid, 160 experts (5 per lane), top-8") {
-    check_router(normal_floats(60 * 160, 2), 60, 160, 8, true, false);
+    check_router(normal_floats(30 * 160, 2), 30, 160, 8, true, false);
   }
   SECTION("balanced: (t k + j) mod E") { check_router(normal_floats(50 * 12, 3), 50, 12, 5, false, true); }
   SECTION("2048 experts: all 64 bits of a lane's taken mask") {
@@ -120,21 +122,24 @@ TEST_CASE("emulated kernels: router top-k and its histogram", "[kernels_emulated
 }
 
 TEST_CASE("emulated kernels: expert offsets are the exclusive prefix sum, across tiles", "[kernels_emulated]") {
-  // One partial tile, one full tile, three tiles with carries; at the launch's
-  // 1024 threads and at 64 (any whole number of warps works).
-  for (const unsigned threads : {static_cast<unsigned>(dev::kScanThreads), 64u})
-    for (const int experts : {5, 1024, 3000}) {
-      std::mt19937 gen(static_cast<unsigned>(experts));
-      std::uniform_int_distribution<int> dist(0, 9);
-      std::vector<int> counts(static_cast<std::size_t>(experts));
-      for (int& c : counts) c = dist(gen);
-      std::vector<int> offsets(counts.size() + 1, -1), cursor(counts.size() + 1, -1);
-      launch(1, threads, 0, dev::offsets_kernel, counts.data(), experts, offsets.data(), cursor.data());
-      std::vector<int> want(counts.size() + 1, 0);
-      std::partial_sum(counts.begin(), counts.end(), want.begin() + 1);
-      CHECK(offsets == want);
-      CHECK(std::equal(cursor.begin(), cursor.end() - 1, want.begin()));
-    }
+  // One partial tile, one full tile, several tiles with carries and a partial
+  // last one, at 64 threads (any whole number of warps works); and the
+  // launch's own 1024 threads once, over three tiles. (Each emulated thread is
+  // a thread of the test, under ThreadSanitizer too: 1024 of them cost seconds.)
+  const std::pair<unsigned, int> cases[] = {
+      {64u, 5}, {64u, 64}, {64u, 200}, {static_cast<unsigned>(dev::kScanThreads), 3000}};
+  for (const auto& [threads, experts] : cases) {
+    std::mt19937 gen(static_cast<unsigned>(experts));
+    std::uniform_int_distribution<int> dist(0, 9);
+    std::vector<int> counts(static_cast<std::size_t>(experts));
+    for (int& c : counts) c = dist(gen);
+    std::vector<int> offsets(counts.size() + 1, -1), cursor(counts.size() + 1, -1);
+    launch(1, threads, 0, dev::offsets_kernel, counts.data(), experts, offsets.data(), cursor.data());
+    std::vector<int> want(counts.size() + 1, 0);
+    std::partial_sum(counts.begin(), counts.end(), want.begin() + 1);
+    CHECK(offsets == want);
+    CHECK(std::equal(cursor.begin(), cursor.end() - 1, want.begin()));
+  }
 }
 
 TEST_CASE("emulated kernels: permutation groups rows by expert", "[kernels_emulated]") {
@@ -251,8 +256,11 @@ TEST_CASE("emulated kernels: masked softmax over causal, sliding and chunked row
       const i64 seqs = 2, rows = seqs * context, window = 3, chunk = 4;
       const std::vector<float> scores = normal_floats(static_cast<std::size_t>(rows * context), 16);
       std::vector<bf16> probs(scores.size(), __float2bfloat16_rn(NAN));
-      launch(5, dev::kSoftmaxThreads, 0, dev::masked_softmax_kernel, scores.data(), rows, context,
-             static_cast<int>(mask), window, chunk, probs.data());  // 5 blocks: each takes every 5th row
+      // 3 blocks, each taking every 3rd row, of 2 warps: the kernel strides by
+      // blockDim and reduces over blockDim / 32 warps, so 64 threads run every
+      // step of its 256 (at a quarter of the emulated threads).
+      launch(3, 64, 0, dev::masked_softmax_kernel, scores.data(), rows, context, static_cast<int>(mask), window, chunk,
+             probs.data());
       for (i64 r = 0; r < rows; ++r) {
         const i64 p = r % context;
         const i64 lo = mask == Mask::sliding   ? std::max<i64>(0, p - window + 1)
