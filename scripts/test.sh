@@ -5,7 +5,8 @@
 # extension compiled once, with the CUDA targets wherever nvcc exists: no GPU
 # needed, GPU tests skip themselves); the Python tests against that same
 # installed package and its smelt-match; the suite again under AddressSanitizer
-# + UndefinedBehaviorSanitizer (Debug, with assertions); short fuzz runs.
+# + UndefinedBehaviorSanitizer (Debug, with assertions), the Python tests against
+# that tree's extension under the same sanitizers; short fuzz runs.
 # Each phase prints its wall time (docs/development.md lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,9 +52,14 @@ phase "python fuzz (20000 inputs)"
 "$py" tests/fuzz/python_fuzz.py --engine random --runs "${SMELT_PY_FUZZ_RUNS:-20000}"
 
 phase "asan + ubsan build and tests"
-cmake --preset asan >/dev/null
+cmake --preset asan -DSMELT_PYTHON=ON -DPython_EXECUTABLE="$py" >/dev/null
 cmake --build --preset asan -j"$jobs"
 ctest --preset asan -j"$jobs"
+
+# The extension of the same sanitized tree, under the interpreter with libasan
+# preloaded: the Python tests that need no torch (scripts/python-asan.sh).
+phase "python tests under asan + ubsan (build/asan)"
+bash scripts/python-asan.sh --build build/asan
 
 # Short libFuzzer runs of every reader and the solver options (tests/fuzz/): a
 # fixed number of inputs each under ASan + UBSan; skipped where clang's
