@@ -235,8 +235,10 @@ def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[floa
     ``smelt.fit`` results, or a list of them; the first law is the reference.
     ``budgets``: training compute in FLOPs. ``sparsity``: S in [0, 1) for smelt-form
     laws. Returns ``smelt-match frontier --json``: per budget and law the size (N*
-    parameters or F* FLOPs per token), tokens, loss and the compute-equivalent
-    gain 1 - C / C_ref (a fraction) with its bootstrap interval.
+    parameters or F* FLOPs per token), tokens, loss, tokens per parameter ``tpp``
+    (D* / N*, or D* / (F*/6) for smelt) with its interval over the law's bootstrap
+    samples, and the compute-equivalent gain 1 - C / C_ref (a fraction) with its
+    bootstrap interval.
     """
     items = [laws] if isinstance(laws, (str, os.PathLike, Laws)) else list(laws)
     inputs, is_path, sources = [], [], []

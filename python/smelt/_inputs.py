@@ -191,7 +191,8 @@ class FrontierInput:
     reference: str
     sparsity: float
     laws: list[dict[str, str]]  # name, form, file
-    budgets: list[dict[str, Any]]  # compute, laws: [name, size, size_unit, tokens, loss, gain, gain_interval]
+    # compute, laws: [name, size, tokens, loss, gain, gain_interval] (the plot reads no more of the report)
+    budgets: list[dict[str, Any]]
 
 
 def read_frontier(source: Any) -> tuple[FrontierInput, str]:

@@ -266,7 +266,9 @@ class FrontierLaw(Node):
 
 
 class FrontierPoint(Node):
-    """A law's compute-optimal point at a budget: name, size, size_unit, tokens, loss, gain, gain_interval."""
+    """A law's compute-optimal point at a budget: name, size, size_unit, tokens, loss, tpp (tokens per parameter:
+    tokens / size for chinchilla, tokens / (size / 6) for smelt), tpp_interval ([2.5%, 97.5%] over the law's
+    bootstrap samples, or None), gain, gain_interval."""
 
 
 class FrontierBudget(Node):
