@@ -157,10 +157,11 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
       over H: a ratio or (lo, hi)); ``ffn`` ("proportional", "fixed", "searched").
     - MatchOptions: ``match`` (budgets: "flops", "params", "kv"),
       ``flops_with_head``, ``contexts`` (tokens), ``tolerance_pct`` (percent),
-      ``top`` (candidates), ``relaxations``.
+      ``top`` (distinct candidates), ``relaxations``.
 
     Returns the match report (``smelt-match derive --json``): ``best``,
-    ``alternatives``, ``best_config``, budgets per context (FLOPs per token,
+    ``alternatives`` (distinct: each with its ``equivalent_head_splits`` and
+    ``head_splits``), ``best_config``, budgets per context (FLOPs per token,
     parameters, KV bytes per token; mismatches in percent), ``within_tolerance``,
     ``why`` and ``relaxations``. A best outside the tolerance is returned, not
     raised; messages and relaxations name the library's fields (the keywords),

@@ -49,7 +49,7 @@ class MatchInput:
 def read_match(source: Any) -> MatchInput:
     report, name = load_json(source, "match report")
     r = Reader(name, "match report")
-    r.header(report, "match", (1, 2), "smelt-match derive --json", "mismatch")
+    r.header(report, "match", (1, 2, 3), "smelt-match derive --json", "mismatch")
     recipe = r.object(report, "", "recipe")
     contexts = r.array(recipe, "recipe", "contexts", nonempty=True) or []
     for i, c in enumerate(contexts):

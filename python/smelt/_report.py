@@ -205,9 +205,14 @@ class Budgets(Node):
     params_non_embedding, kv_bytes_per_token, flops_per_token_with_head, flops_per_token_non_embedding."""
 
 
+class HeadSplit(Node):
+    """One split of a candidate's attention and KV widths into heads: num_heads, num_kv_heads, head_dim."""
+
+
 class Candidate(Node):
-    """A derived config: name, knobs, budgets (first context), max_abs_mismatch_pct, contexts, layers_executed,
-    depth_to_width, active_params, residual_scale, config."""
+    """A derived config: name, knobs, equivalent_head_splits (how many splits of its attention and KV widths the
+    space holds, itself included), head_splits (each, its own first), budgets (first context),
+    max_abs_mismatch_pct, contexts, layers_executed, depth_to_width, active_params, residual_scale, config."""
 
 
 class Baseline(Node):
@@ -227,9 +232,10 @@ class Relaxation(Node):
 
 
 class MatchResult(Report):
-    """The solver's answer (``smelt-match derive --json``, match schema 2).
+    """The solver's answer (``smelt-match derive --json``, match schema 3).
 
-    ``best`` is the best candidate, ``alternatives`` the next ones; ``best_config`` its native
+    ``best`` is the best candidate, ``alternatives`` the next distinct ones (no two the same but for
+    the split of their heads, docs/solver.md section 6); ``best_config`` its native
     config, ready for ``smelt.count``; ``within_tolerance``, ``why`` and
     ``relaxations`` say how close it came. Mismatches are in percent.
     """
@@ -303,6 +309,7 @@ _CHILDREN: dict[tuple[str, str], type[Node]] = {
     ("MatchResult", "alternatives"): Candidate,
     ("Baseline", "config"): Config,
     ("Candidate", "knobs"): Knobs,
+    ("Candidate", "head_splits"): HeadSplit,
     ("Candidate", "budgets"): Budgets,
     ("Candidate", "contexts"): Budgets,
     ("Candidate", "config"): Config,
