@@ -62,6 +62,16 @@ std::string relaxation_lines(const MatchResult& r) {
   return "\nrelaxations, each solved alone (best first)\n" + render_cells(rows, 4);
 }
 
+// The other splits of the derived config's attention and KV widths, when it has any (docs/solver.md section 6).
+std::string splits_line(const Candidate& c) {
+  if (c.head_splits.size() < 2) return "";
+  std::string list;
+  for (const HeadSplit& h : c.head_splits)
+    list += (list.empty() ? "" : ", ") + geometry({.heads = h.heads, .kv_heads = h.kv_heads, .head_dim = h.head_dim});
+  return fmt::format("{} head splits of the same widths (attention width {}, KV width {}): {}\n", c.head_splits.size(),
+                     c.knobs.heads * c.knobs.head_dim, c.knobs.kv_heads * c.knobs.head_dim, list);
+}
+
 std::string human_report(const MatchResult& r) {
   const Candidate& best = r.candidates.front();
   std::string out = fmt::format("{} -> {}: ", r.baseline.name, best.config.name);
@@ -96,6 +106,7 @@ std::string human_report(const MatchResult& r) {
                   human(static_cast<double>(best.active_params), Unit::count), ""});
   rows.insert(rows.begin(), {"", "baseline", "derived", "mismatch"});
   out += render_cells(rows, 1);
+  out += splits_line(best);
   out += fmt::format("max |mismatch| {:.3f}% over {}: {} the {}% tolerance ({} configs counted of {} in the space)\n",
                      best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
@@ -104,15 +115,18 @@ std::string human_report(const MatchResult& r) {
   if (r.candidates.size() > 1) {
     // The expert width has a column only where it was searched: otherwise it follows H.
     const bool width = r.space.ffn == FfnScaling::searched;
-    out += fmt::format("\nalternatives\n{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>8}{}\n", "#", "H",
-                       "experts", "heads/kv/hd", "FLOPs", "params", "KV", "max", width ? "  expert width" : "");
+    out += fmt::format(
+        "\nalternatives, distinct (splits: head splits of the same widths)\n{:>3}  {:>6}  {:>7}  {:>13}  {:>6}  "
+        "{:>9}  {:>9}  {:>9}  {:>8}{}\n",
+        "#", "H", "experts", "heads/kv/hd", "splits", "FLOPs", "params", "KV", "max", width ? "  expert width" : "");
     for (std::size_t i = 1; i < r.candidates.size(); ++i) {
       const Candidate& c = r.candidates[i];
       const BudgetsAt& at = c.budgets.front();
-      out += fmt::format("{:>3}  {:>6}  {:>7}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7.3f}%{}\n", i + 1, c.knobs.hidden,
-                         c.knobs.experts, geometry(c.knobs), signed_pct(at.flops.mismatch_pct),
-                         signed_pct(at.params.mismatch_pct), signed_pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct,
-                         width ? fmt::format("  {:>12}", c.knobs.expert_width) : "");
+      out +=
+          fmt::format("{:>3}  {:>6}  {:>7}  {:>13}  {:>6}  {:>9}  {:>9}  {:>9}  {:>7.3f}%{}\n", i + 1, c.knobs.hidden,
+                      c.knobs.experts, geometry(c.knobs), c.head_splits.size(), signed_pct(at.flops.mismatch_pct),
+                      signed_pct(at.params.mismatch_pct), signed_pct(at.kv.mismatch_pct), c.max_abs_mismatch_pct,
+                      width ? fmt::format("  {:>12}", c.knobs.expert_width) : "");
     }
   }
   return out;

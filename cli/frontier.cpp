@@ -66,6 +66,19 @@ std::string fraction_pct(double fraction) {
   return fmt::format("{:+.2f}%", std::fabs(p) < 0.005 ? 0.0 : p);
 }
 
+// Two decimals (13.00, not 13) in the range a law gives; three significant
+// digits outside it, where two decimals would show nothing or too much.
+std::string tpp_number(double tpp) {
+  return tpp >= 0.1 && tpp < 1e6 ? fmt::format("{:.2f}", tpp) : fmt::format("{:.3g}", tpp);
+}
+
+// The TPP, with its interval over the law's own bootstrap samples where it has some.
+std::string tpp_text(const FrontierCell& c) {
+  std::string s = tpp_number(c.allocation.tokens_per_parameter);
+  if (c.tpp_interval) s += fmt::format(" [{}, {}]", tpp_number(c.tpp_interval->low), tpp_number(c.tpp_interval->high));
+  return s;
+}
+
 std::string gain_text(const FrontierCell& c) {
   if (!c.gain) return "-";
   std::string s = fraction_pct(*c.gain);
@@ -81,22 +94,27 @@ std::string table(const std::vector<Named>& laws, const std::vector<double>& bud
   for (const auto& n : laws) smelt_law = smelt_law || n.law.form == LawForm::smelt;
   if (smelt_law) out += fmt::format("; smelt laws at sparsity {:g}", sparsity);
   out += "\n";
-  std::vector<std::vector<std::string>> rows{{"budget", "law", "form", "size", "tokens", "loss",
+  std::vector<std::vector<std::string>> rows{{"budget", "law", "form", "size", "tokens", "TPP", "loss",
                                               fmt::format("gain over {}", shown_name(laws.front().name()))}};
   for (std::size_t b = 0; b < budgets.size(); ++b)
     for (std::size_t i = 0; i < laws.size(); ++i) {
       const FrontierCell& c = cells[b][i];
       rows.push_back({i == 0 ? fmt::format("{:g}", budgets[b]) : "", shown_name(laws[i].name()),
                       std::string(to_string(laws[i].law.form)), size_text(laws[i].law, c.allocation.size),
-                      human(c.allocation.tokens, Unit::count), fmt::format("{:.5f}", c.allocation.loss), gain_text(c)});
+                      human(c.allocation.tokens, Unit::count), tpp_text(c), fmt::format("{:.5f}", c.allocation.loss),
+                      gain_text(c)});
     }
   out += render_cells(rows, 3);  // the first three columns are names, the rest numbers
-  out +=
-      "size: N* parameters (chinchilla, C = 6 N D) or F* training FLOPs per token (smelt, C = F D)\n"
-      "gain: 1 - C / C_ref, C_ref the reference's compute for the same frontier loss";
-  bool any_interval = false;
+  bool any_interval = false, any_tpp_interval = false;
   for (const auto& row : cells)
-    for (const auto& c : row) any_interval = any_interval || c.interval.has_value();
+    for (const auto& c : row) {
+      any_interval = any_interval || c.interval.has_value();
+      any_tpp_interval = any_tpp_interval || c.tpp_interval.has_value();
+    }
+  out += "size: N* parameters (chinchilla, C = 6 N D) or F* training FLOPs per token (smelt, C = F D)\n";
+  out += "TPP: tokens per parameter, D* / N* (chinchilla) or D* / (F*/6) (smelt)";
+  out += any_tpp_interval ? "; [2.5%, 97.5%] over the law's bootstrap samples\n" : "\n";
+  out += "gain: 1 - C / C_ref, C_ref the reference's compute for the same frontier loss";
   out += any_interval ? "; [2.5%, 97.5%] over paired bootstrap samples\n" : "\n";
   return out;
 }

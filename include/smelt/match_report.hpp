@@ -8,9 +8,10 @@
 
 namespace smelt {
 
-// Match reports are at schema_version 2 (relaxations, max_head_dim,
-// attention_ratio); the other reports stay at kReportSchemaVersion.
-inline constexpr int kMatchReportSchemaVersion = 2;
+// Match reports are at schema_version 3 (2: relaxations, max_head_dim,
+// attention_ratio; 3: distinct candidates with their head splits); the other
+// reports stay at kReportSchemaVersion.
+inline constexpr int kMatchReportSchemaVersion = 3;
 
 std::string match_report_json(const MatchResult& result);
 

@@ -11,12 +11,15 @@ namespace smelt {
 
 // Compute-optimal allocation at training compute C (FLOPs). For chinchilla,
 // size = N*, tokens = D* with C = 6 N D; for smelt, size = F*, tokens = D*
-// with C = F D at the given sparsity.
+// with C = F D at the given sparsity. tokens_per_parameter is D* over the
+// parameter count: N* for chinchilla, the equivalent dense count F* / 6 for
+// smelt (the SMELT paper's TPP), so 6 C / (k x*)^2 with k = 6 or 1.
 struct Allocation {
   double compute = 0;
   double size = 0;
   double tokens = 0;
   double loss = 0;
+  double tokens_per_parameter = 0;
 };
 Allocation optimal_allocation(const Law& law, double compute, double sparsity = 0);
 // The compute at which the frontier loss equals `loss` (inverse of L*(C)).
@@ -36,5 +39,10 @@ struct Interval {
 };
 std::optional<Interval> compute_gain_interval(const Law& target, const Law& reference, double compute,
                                               double sparsity = 0);
+// The 2.5% / 97.5% percentiles of Allocation::tokens_per_parameter at compute
+// C over the law's own bootstrap samples. A sample with no frontier, or whose
+// TPP is not a positive finite double, is left out; nullopt when the law has
+// no samples, or none is left.
+std::optional<Interval> tokens_per_parameter_interval(const Law& law, double compute, double sparsity = 0);
 
 }  // namespace smelt

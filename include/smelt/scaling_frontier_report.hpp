@@ -22,9 +22,10 @@ struct FrontierLaw {
 };
 
 struct FrontierCell {
-  Allocation allocation;
-  std::optional<double> gain;  // none for the reference
-  std::optional<Interval> interval;
+  Allocation allocation;                 // with its tokens per parameter
+  std::optional<Interval> tpp_interval;  // over the law's own bootstrap samples; none without
+  std::optional<double> gain;            // none for the reference
+  std::optional<Interval> interval;      // of the gain, over paired samples
 };
 
 // cells[b][i]: budget b (training FLOPs), law i. Throws config_error listing

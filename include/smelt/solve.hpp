@@ -86,7 +86,7 @@ struct MatchOptions {
   std::vector<std::int64_t> contexts;  // each in [1, 2^30], at most 64; every budget is matched at each; empty: the
                                        // Baseline's context
   double tolerance_pct = 1.0;          // in [0, 1e6]
-  std::int64_t top = 5;                // >= 1: candidates returned, the best and top - 1 alternatives
+  std::int64_t top = 5;                // >= 1: distinct candidates returned, the best and top - 1 alternatives
   bool relaxations = true;             // when the best misses the tolerance, solve each single relaxation
                                        // (MatchResult::relaxations, docs/solver.md section 8)
 };
@@ -121,9 +121,28 @@ struct Knobs {
   friend bool operator==(const Knobs&, const Knobs&) = default;
 };
 
+// One way to split an attention width into heads: query heads, KV heads and
+// head size (the knobs' names).
+struct HeadSplit {
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+
+  friend bool operator==(const HeadSplit&, const HeadSplit&) = default;
+};
+
+// Candidates are distinct (docs/solver.md section 6): no two share the hidden
+// size, expert count, FFN widths, attention width heads x head_dim and KV
+// width kv_heads x head_dim. Candidates that share all five differ only in how
+// the two widths are split into heads, and every budget depends on the widths
+// alone (but for per-head QK norm and attention sinks, a few weights per
+// layer): the best split of them is the candidate, and head_splits lists all.
 struct Candidate {
   ModelConfig config;
   Knobs knobs;
+  // Every head split of the space with this candidate's five values, its own
+  // first, then the others in the solver's tie-break order; at least one.
+  std::vector<HeadSplit> head_splits;
   std::vector<BudgetsAt> budgets;   // one per context
   double max_abs_mismatch_pct = 0;  // the objective, over the matched budgets and contexts
   std::int64_t executed_layers = 0;
@@ -160,7 +179,7 @@ struct MatchResult {
   MatchOptions options;
   std::int64_t baseline_executed_layers = 0;
   std::int64_t baseline_active_params = 0;
-  std::vector<Candidate> candidates;  // best first: candidates[0] is the answer
+  std::vector<Candidate> candidates;  // best first, distinct: candidates[0] is the answer
   bool within_tolerance = false;
   std::vector<std::string> why;  // when not within tolerance: which budget, and why
   // When not within tolerance (and MatchOptions::relaxations): each single

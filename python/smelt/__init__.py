@@ -173,10 +173,11 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
       over H: a ratio or (lo, hi)); ``ffn`` ("proportional", "fixed", "searched").
     - MatchOptions: ``match`` (budgets: "flops", "params", "kv"),
       ``flops_with_head``, ``contexts`` (tokens), ``tolerance_pct`` (percent),
-      ``top`` (candidates), ``relaxations``.
+      ``top`` (distinct candidates), ``relaxations``.
 
     Returns the match report (``smelt-match derive --json``): ``best``,
-    ``alternatives``, ``best_config``, budgets per context (FLOPs per token,
+    ``alternatives`` (distinct: each with its ``equivalent_head_splits`` and
+    ``head_splits``), ``best_config``, budgets per context (FLOPs per token,
     parameters, KV bytes per token; mismatches in percent), ``within_tolerance``,
     ``why`` and ``relaxations``. A best outside the tolerance is returned, not
     raised; messages and relaxations name the library's fields (the keywords),
@@ -251,8 +252,10 @@ def frontier(laws: LawsLike | Sequence[LawsLike], budgets: float | Sequence[floa
     ``smelt.fit`` results, or a list of them; the first law is the reference.
     ``budgets``: training compute in FLOPs. ``sparsity``: S in [0, 1) for smelt-form
     laws. Returns ``smelt-match frontier --json``: per budget and law the size (N*
-    parameters or F* FLOPs per token), tokens, loss and the compute-equivalent
-    gain 1 - C / C_ref (a fraction) with its bootstrap interval.
+    parameters or F* FLOPs per token), tokens, loss, tokens per parameter ``tpp``
+    (D* / N*, or D* / (F*/6) for smelt) with its interval over the law's bootstrap
+    samples, and the compute-equivalent gain 1 - C / C_ref (a fraction) with its
+    bootstrap interval.
     """
     items = [laws] if isinstance(laws, (str, os.PathLike, Laws)) else list(laws)
     inputs, is_path, sources = [], [], []

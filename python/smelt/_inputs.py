@@ -49,7 +49,7 @@ class MatchInput:
 def read_match(source: Any) -> MatchInput:
     report, name = load_json(source, "match report")
     r = Reader(name, "match report")
-    r.header(report, "match", (1, 2), "smelt-match derive --json", "mismatch")
+    r.header(report, "match", (1, 2, 3), "smelt-match derive --json", "mismatch")
     recipe = r.object(report, "", "recipe")
     contexts = r.array(recipe, "recipe", "contexts", nonempty=True) or []
     for i, c in enumerate(contexts):
@@ -191,7 +191,8 @@ class FrontierInput:
     reference: str
     sparsity: float
     laws: list[dict[str, str]]  # name, form, file
-    budgets: list[dict[str, Any]]  # compute, laws: [name, size, size_unit, tokens, loss, gain, gain_interval]
+    # compute, laws: [name, size, tokens, loss, gain, gain_interval] (the plot reads no more of the report)
+    budgets: list[dict[str, Any]]
 
 
 def read_frontier(source: Any) -> tuple[FrontierInput, str]:

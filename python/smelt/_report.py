@@ -210,9 +210,14 @@ class Budgets(Node):
     params_non_embedding, kv_bytes_per_token, flops_per_token_with_head, flops_per_token_non_embedding."""
 
 
+class HeadSplit(Node):
+    """One split of a candidate's attention and KV widths into heads: num_heads, num_kv_heads, head_dim."""
+
+
 class Candidate(Node):
-    """A derived config: name, knobs, budgets (first context), max_abs_mismatch_pct, contexts, layers_executed,
-    depth_to_width, active_params, residual_scale, config."""
+    """A derived config: name, knobs, equivalent_head_splits (how many splits of its attention and KV widths the
+    space holds, itself included), head_splits (each, its own first), budgets (first context),
+    max_abs_mismatch_pct, contexts, layers_executed, depth_to_width, active_params, residual_scale, config."""
 
 
 class Baseline(Node):
@@ -232,9 +237,10 @@ class Relaxation(Node):
 
 
 class MatchResult(Report):
-    """The solver's answer (``smelt-match derive --json``, match schema 2).
+    """The solver's answer (``smelt-match derive --json``, match schema 3).
 
-    ``best`` is the best candidate, ``alternatives`` the next ones; ``best_config`` its native
+    ``best`` is the best candidate, ``alternatives`` the next distinct ones (no two the same but for
+    the split of their heads, docs/solver.md section 6); ``best_config`` its native
     config, ready for ``smelt.count``; ``within_tolerance``, ``why`` and
     ``relaxations`` say how close it came. Mismatches are in percent.
     """
@@ -271,7 +277,9 @@ class FrontierLaw(Node):
 
 
 class FrontierPoint(Node):
-    """A law's compute-optimal point at a budget: name, size, size_unit, tokens, loss, gain, gain_interval."""
+    """A law's compute-optimal point at a budget: name, size, size_unit, tokens, loss, tpp (tokens per parameter:
+    tokens / size for chinchilla, tokens / (size / 6) for smelt), tpp_interval ([2.5%, 97.5%] over the law's
+    bootstrap samples, or None), gain, gain_interval."""
 
 
 class FrontierBudget(Node):
@@ -307,6 +315,7 @@ _CHILDREN: dict[tuple[str, str], type[Node]] = {
     ("MatchResult", "alternatives"): Candidate,
     ("Baseline", "config"): Config,
     ("Candidate", "knobs"): Knobs,
+    ("Candidate", "head_splits"): HeadSplit,
     ("Candidate", "budgets"): Budgets,
     ("Candidate", "contexts"): Budgets,
     ("Candidate", "config"): Config,

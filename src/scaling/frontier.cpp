@@ -8,6 +8,8 @@
 //   L*(C) = E + P (1 + p/q) x*^-p = E + M (C/k)^(-p q/(p+q)),
 //   M = P (1 + p/q) (p P / (q Q))^(-p/(p+q)),
 // strictly decreasing in C towards E, and inverted in closed form.
+// Tokens per parameter, the parameters N* (chinchilla) or F*/6 (smelt), are
+// y* / (k x* / 6) = 6 C / (k x*)^2.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -116,6 +118,8 @@ Allocation allocate(const Problem& pr, double compute) {
   a.size = std::exp(log_size(pr, compute));
   a.tokens = compute / (pr.k * a.size);
   a.loss = pr.e + pr.p_coef * std::pow(a.size, -pr.p) + pr.q_coef * std::pow(a.tokens, -pr.q);
+  // In logs: (k x*)^2 leaves the doubles long before tokens / size does.
+  a.tokens_per_parameter = std::exp(std::log(6 * compute) - 2 * (std::log(pr.k) + log_size(pr, compute)));
   return a;
 }
 
@@ -199,6 +203,23 @@ std::optional<Interval> compute_gain_interval(const Law& target, const Law& refe
   if (gains.empty()) return std::nullopt;
   std::sort(gains.begin(), gains.end());
   return Interval{percentile(gains, 0.025), percentile(gains, 0.975)};
+}
+
+std::optional<Interval> tokens_per_parameter_interval(const Law& law, double compute, double sparsity) {
+  (void)problem(law, sparsity);
+  check_compute(compute);
+  std::vector<double> tpp;
+  tpp.reserve(law.bootstrap.size());
+  for (const std::vector<double>& sample : law.bootstrap) {
+    Problem pr;
+    if (!problem_of(law.form, sample, sparsity, pr)) continue;
+    // A sample's exponents can put its TPP past the doubles, where no percentile means anything.
+    const double t = allocate(pr, compute).tokens_per_parameter;
+    if (std::isfinite(t) && t > 0) tpp.push_back(t);
+  }
+  if (tpp.empty()) return std::nullopt;
+  std::sort(tpp.begin(), tpp.end());
+  return Interval{percentile(tpp, 0.025), percentile(tpp, 0.975)};
 }
 
 }  // namespace smelt

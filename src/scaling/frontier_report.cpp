@@ -19,6 +19,7 @@ std::vector<std::vector<FrontierCell>> frontier_cells(const std::vector<Frontier
       try {
         FrontierCell& c = cells[b][i];
         c.allocation = optimal_allocation(*laws[i].law, budgets[b], sparsity);
+        c.tpp_interval = tokens_per_parameter_interval(*laws[i].law, budgets[b], sparsity);
         if (i == 0) continue;
         c.gain = compute_gain(*laws[i].law, *laws.front().law, budgets[b], sparsity);
         c.interval = compute_gain_interval(*laws[i].law, *laws.front().law, budgets[b], sparsity);
@@ -58,6 +59,8 @@ std::string frontier_report_json(const std::vector<FrontierLaw>& laws, const std
       l["size_unit"] = laws[i].law->form == LawForm::chinchilla ? "params" : "flops_per_token";
       l["tokens"] = c.allocation.tokens;
       l["loss"] = c.allocation.loss;
+      l["tpp"] = c.allocation.tokens_per_parameter;
+      l["tpp_interval"] = c.tpp_interval ? ordered_json{c.tpp_interval->low, c.tpp_interval->high} : ordered_json();
       l["gain"] = c.gain ? ordered_json(*c.gain) : ordered_json();
       l["gain_interval"] = c.interval ? ordered_json{c.interval->low, c.interval->high} : ordered_json();
       row["laws"].push_back(std::move(l));

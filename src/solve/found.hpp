@@ -18,7 +18,13 @@ struct Found {
   std::int64_t expert_width = 0;  // Plan::widths: 0 unless SearchSpace::ffn = searched
 };
 
-// Memory is bounded by `capacity`, never by the size of the space.
+// Whether two found candidates are head splits of one another: the same H, E
+// and expert width (so the same FFN widths), attention width and KV width.
+bool same_but_heads(const Found& a, const Found& b);
+
+// Memory is bounded by `capacity`, never by the size of the space. The kept
+// candidates are distinct (same_but_heads): a candidate whose split of the
+// heads is kept already replaces it only when it is better.
 class TopCandidates {
  public:
   TopCandidates(const Plan& plan, std::size_t capacity) : plan_(&plan), capacity_(capacity) {}

@@ -39,6 +39,10 @@ ordered_json candidate(const Candidate& c) {
   ordered_json j;
   j["name"] = c.config.name;
   j["knobs"] = knobs(c.knobs);
+  j["equivalent_head_splits"] = c.head_splits.size();
+  j["head_splits"] = ordered_json::array();
+  for (const HeadSplit& h : c.head_splits)
+    j["head_splits"].push_back({{"num_heads", h.heads}, {"num_kv_heads", h.kv_heads}, {"head_dim", h.head_dim}});
   j["budgets"] = budgets(c.budgets.front());
   j["max_abs_mismatch_pct"] = c.max_abs_mismatch_pct;
   j["contexts"] = ordered_json::array();

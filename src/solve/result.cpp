@@ -16,8 +16,30 @@ bool TopCandidates::less(const Found& a, const Found& b) const {
                         b.expert_width);
 }
 
+namespace {
+
+bool same_widths(const Geometry& x, const Geometry& y) {
+  return x.heads * x.head_dim == y.heads * y.head_dim && x.kv_heads * x.head_dim == y.kv_heads * y.head_dim;
+}
+
+}  // namespace
+
+bool same_but_heads(const Found& a, const Found& b) {
+  return a.hidden == b.hidden && a.experts == b.experts && a.expert_width == b.expert_width &&
+         same_widths(a.geometry, b.geometry);
+}
+
+// The worst kept candidate's score never rises: an offer replaces a kept one
+// or the worst, or is refused. So the searches' pruning by threshold() stays
+// exact: a config above it can neither enter nor improve on its kept split.
 void TopCandidates::offer(const Found& f) {
-  if (full() && !less(f, kept_.back())) return;
+  const auto split = std::find_if(kept_.begin(), kept_.end(), [&](const Found& k) { return same_but_heads(k, f); });
+  if (split != kept_.end()) {
+    if (!less(f, *split)) return;
+    kept_.erase(split);
+  } else if (full() && !less(f, kept_.back())) {
+    return;
+  }
   kept_.insert(
       std::upper_bound(kept_.begin(), kept_.end(), f, [&](const Found& a, const Found& b) { return less(a, b); }), f);
   if (kept_.size() > capacity_) kept_.pop_back();
@@ -29,9 +51,27 @@ BudgetValue value(i128 candidate, i128 baseline, double per) {
   return {static_cast<double>(baseline) / per, static_cast<double>(candidate) / per, to_percent(candidate, baseline)};
 }
 
+// Every geometry of the plan with f's attention and KV widths, f's own first,
+// then in the tie-break order. The widths alone decide which hidden sizes a
+// geometry pairs with (hidden_span), so each is a candidate at f's H.
+std::vector<HeadSplit> head_splits(const Plan& plan, const Found& f) {
+  std::vector<Geometry> same;
+  for (const Geometry& g : plan.geometries)
+    if (same_widths(g, f.geometry) &&
+        !(g.heads == f.geometry.heads && g.kv_heads == f.geometry.kv_heads && g.head_dim == f.geometry.head_dim))
+      same.push_back(g);
+  std::sort(same.begin(), same.end(), [&](const Geometry& a, const Geometry& b) {
+    return tie_break_less(plan, f.hidden, f.experts, a, f.expert_width, f.hidden, f.experts, b, f.expert_width);
+  });
+  std::vector<HeadSplit> out{{f.geometry.heads, f.geometry.kv_heads, f.geometry.head_dim}};
+  for (const Geometry& g : same) out.push_back({g.heads, g.kv_heads, g.head_dim});
+  return out;
+}
+
 Candidate describe(const Plan& plan, const Found& f, const ExactBudgets& target) {
   Candidate c;
   c.config = make_candidate(plan, f.hidden, f.experts, f.geometry, f.expert_width);
+  c.head_splits = head_splits(plan, f);
   if (c.config.name.empty() || c.config.name == plan.baseline.name)
     c.config.name = plan.baseline.name.empty() ? "smelt" : plan.baseline.name + "-smelt";
   c.knobs = knobs_of(c.config);

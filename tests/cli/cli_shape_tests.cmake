@@ -26,8 +26,9 @@ smelt_cli_test(shape.empty_by_alignment EXIT 2 STDOUT_EMPTY
 smelt_cli_test(shape.kv_no_divisor EXIT 2 STDOUT_EMPTY ARGS derive ${SMELT_12L} --kv-heads 3 --keep-heads
                STDERR "^smelt-match: error: --kv-heads = 3: contains no divisor of the query heads \\(10\\)\n$")
 # A ratio of exactly 1: every candidate's query heads x head_dim equals its H (960 = 12 x 80 = 6 x 160 = 24 x 40).
+# The widths 960 and 160 split four ways (head_dim 32, 40, 80, 160: docs/solver.md section 6), listed once.
 smelt_cli_test(shape.ratio_one EXIT 3 ARGS derive ${SMELT_12L} --attention-ratio 1 --top 3
-               STDOUT "hidden size +1280 +960\n.*heads/KV heads/head_dim +10/2/128 +12/2/80\n.*\n  2     960      360        6/1/160 .*\n  3     960      360        24/4/40 ")
+               STDOUT "hidden size +1280 +960\n.*heads/KV heads/head_dim +10/2/128 +12/2/80\n.*\n4 head splits of the same widths \\(attention width 960, KV width 160\\): 12/2/80, 6/1/160, 24/4/40, 30/5/32\n.*\n  2     960      360        10/2/96       5 .*\n  3    1088      240        8/1/136       1 ")
 # --keep-heads: the Baseline's 10 query heads, KV heads any divisor of 10 (1, 2, 5, 10).
 smelt_cli_test(shape.keep_heads EXIT 3 ARGS derive ${SMELT_12L} --keep-heads --top 1
                STDOUT "heads/KV heads/head_dim +10/2/128 +10/2/88\n")

@@ -110,13 +110,13 @@ smelt_cli_test(fit.error.columns EXIT 2 STDOUT_EMPTY ARGS fit --form smelt ${SME
                STDERR "missing column \"F\"")
 smelt_cli_test(frontier.table EXIT 0
                ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e20,1e22
-               STDOUT "reference: dense \\(.*law-ref.json\\)\nbudget +law +form +size +tokens +loss +gain over dense\n1e\\+20 +dense +chinchilla +853.477 M params +19.528 B +2.55310 +-\n +looped +chinchilla +657.186 M params +25.361 B +2.48598 +\\+41.50% \\[\\+34.68%, \\+45.94%\\]\n1e\\+22 +dense .*\n +looped .* +\\+41.50% \\[\\+39.19%, \\+45.71%\\]\n")
+               STDOUT "reference: dense \\(.*law-ref.json\\)\nbudget +law +form +size +tokens +TPP +loss +gain over dense\n1e\\+20 +dense +chinchilla +853.477 M params +19.528 B +22.88 \\[20.68, 22.92\\] +2.55310 +-\n +looped +chinchilla +657.186 M params +25.361 B +38.59 \\[33.14, 43.54\\] +2.48598 +\\+41.50% \\[\\+34.68%, \\+45.94%\\]\n1e\\+22 +dense .* 20.37 \\[17.61, 21.34\\] .*\n +looped .* +\\+41.50% \\[\\+39.19%, \\+45.71%\\]\n.*\nTPP: tokens per parameter, D\\* / N\\* \\(chinchilla\\) or D\\* / \\(F\\*/6\\) \\(smelt\\); \\[2.5%, 97.5%\\] over the law's bootstrap samples\n")
 smelt_cli_test(frontier.json EXIT 0
                ARGS frontier --json --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-target.json --budget 1e22
-               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"frontier\",\n  \"reference\": \"dense\",\n  \"sparsity\": 0.0,.*\"compute\": 1e\\+22,.*\"name\": \"looped\",.*\"gain\": 0.41504983229[0-9]*,\n          \"gain_interval\": \\[\n")
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"frontier\",\n  \"reference\": \"dense\",\n  \"sparsity\": 0.0,.*\"compute\": 1e\\+22,.*\"name\": \"looped\",.*\"loss\": 2.11127849[0-9]*,\n          \"tpp\": 34.3576373[0-9]*,\n          \"tpp_interval\": \\[\n            28.3945533[0-9]*,\n            38.4145824[0-9]*\n          \\],\n          \"gain\": 0.41504983229[0-9]*,\n          \"gain_interval\": \\[\n")
 smelt_cli_test(frontier.sparsity EXIT 0
                ARGS frontier --law ${SMELT_DATA}/law-ref.json --law ${SMELT_DATA}/law-smelt.json --budget 1e22 --sparsity 0.85
-               STDOUT "smelt laws at sparsity 0.85\n.*\n +sparse +smelt +41.602 GFLOP/token +240.376 B +2.11079 +\\+42.04%\n")
+               STDOUT "smelt laws at sparsity 0.85\n.*\n +sparse +smelt +41.602 GFLOP/token +240.376 B +34.67 +2.11079 +\\+42.04%\n")
 smelt_cli_test(frontier.error.no_law EXIT 2 STDOUT_EMPTY ARGS frontier --budget 1e20 STDERR "--law is required")
 smelt_cli_test(frontier.error.budget EXIT 2 STDOUT_EMPTY
                ARGS frontier --law ${SMELT_DATA}/law-ref.json --budget 1e20,-1e20,abc,0 --sparsity 1

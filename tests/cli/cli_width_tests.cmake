@@ -21,4 +21,4 @@ smelt_cli_test(width.paper_200m_e8_old_box EXIT 3
 # The alternatives table gains an expert-width column only where the width was searched.
 smelt_cli_test(width.alternatives_column EXIT 0
                ARGS derive ${SMELT_PAPER_200M} --align-hidden 8 --align-experts 8 --align-head-dim 4 --ffn searched --top 2
-               STDOUT "max  expert width\n  2    1056       48       10/1/172    \\+0.296%    \\+0.039%    \\+0.781%    0.781%            64\n")
+               STDOUT "max  expert width\n  2    1056       48       10/1/172       1    \\+0.296%    \\+0.039%    \\+0.781%    0.781%            64\n")

@@ -33,7 +33,7 @@ smelt_cli_test(error.unknown_option.short EXIT 2 ARGS count -q ${SMELT_EX}/tiny-
 set(NEWCOMER_OUT ${CMAKE_CURRENT_BINARY_DIR}/newcomer-out)
 file(MAKE_DIRECTORY ${NEWCOMER_OUT})
 smelt_cli_test(derive.out.says EXIT 0 ARGS derive --json ${SMELT_EX}/smelt-baseline-54b.json --out ${NEWCOMER_OUT}/derived.json
-               STDOUT "^{\n  \"schema_version\": 2,.*}\n$"
+               STDOUT "^{\n  \"schema_version\": 3,.*}\n$"
                STDERR "^smelt-match: wrote the derived config 'smelt-baseline-54b-smelt' to [^\n]*newcomer-out/derived.json\n$")
 smelt_cli_test(fit.out.says EXIT 0 ARGS fit --json ${SMELT_EX}/runs-dense-looped.csv --group-by arch --out ${NEWCOMER_OUT}/laws.json
                STDOUT "^{\n  \"schema_version\": 1,.*}\n$" STDERR "^smelt-match: wrote 2 laws to [^\n]*newcomer-out/laws.json\n$")

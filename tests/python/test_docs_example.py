@@ -49,6 +49,8 @@ def test_the_frontier_gain_at_1e21() -> None:
     laws = f.budgets[1].laws
     assert [l.name for l in laws] == ["dense", "looped"] and laws[0].gain is None
     assert laws[1].gain == pytest.approx(0.3196, abs=1e-4)
+    assert [round(l.tpp, 1) for l in laws] == [21.7, 33.4]  # D* / N*, no interval without --bootstrap
+    assert laws[0].tpp == pytest.approx(laws[0].tokens / laws[0].size, rel=1e-12) and laws[0].tpp_interval is None
 
 
 def test_the_export_and_the_plot_of_the_full_span_config() -> None:

@@ -38,7 +38,12 @@ def test_derived_knobs_print_as_knobs() -> None:
         "Knobs(hidden_size=64, num_experts=8, num_heads=2, num_kv_heads=1, head_dim=32, expert_width=32, "
         "shared_width=32, dense_width=128)"
     )
-    assert repr(r.best).startswith("Candidate(name='tiny-moe-smelt', knobs=Knobs(...), budgets=Budgets(...), ")
+    # head_dim 16 is below min_head_dim 32, so 2/1/32 is the only split of those widths in the space.
+    assert repr(r.best).startswith(
+        "Candidate(name='tiny-moe-smelt', knobs=Knobs(...), equivalent_head_splits=1, head_splits=[HeadSplit(...)], "
+        "budgets=Budgets(...), "
+    )
+    assert repr(r.best.head_splits[0]) == "HeadSplit(num_heads=2, num_kv_heads=1, head_dim=32)"
     assert repr(r.best.budgets.kv_bytes_per_token).startswith("Budget(baseline=768.0, candidate=")
 
 

@@ -8,9 +8,10 @@ import pathlib
 import pytest
 
 import smelt
-from conftest import EXAMPLES, cli_json, same_bytes
+from conftest import EXAMPLES, ROOT, cli_json, same_bytes
 
 RUNS = str(EXAMPLES / "runs-dense-looped.csv")
+DATA = ROOT / "tests" / "data"
 
 
 def rows() -> list[dict]:
@@ -49,6 +50,21 @@ def test_frontier_equals_the_cli_json_byte_for_byte(tmp_path: pathlib.Path) -> N
     same_bytes(py.to_dict(), cli_json("frontier", "--law", str(laws_file), "--budget", "1e20,1e21,1e22", "--json"))
     assert py.reference == "dense"
     assert py.budgets[0].laws[0].gain is None and py.budgets[0].laws[1].gain > 0
+
+
+def test_frontier_reports_tokens_per_parameter_and_its_interval() -> None:
+    # law-ref.json at 1e22 (docs/scaling.md): N* = 9045158314.06, D* = 184260640753.58, TPP = D* / N* = 20.3711902;
+    # its five samples give [17.6114430, 21.3394695]. law-smelt.json at S = 0.85: F* = 41601535391.66,
+    # TPP = 6 C / F*^2 = 6e22 / 1.73068775e21 = 34.6682988, no samples, so no interval.
+    f = smelt.frontier([DATA / "law-ref.json", DATA / "law-smelt.json"], budgets=1e22, sparsity=0.85)
+    dense, sparse = f.budgets[0].laws
+    assert dense.tpp == pytest.approx(20.371190238552458, rel=1e-13)
+    assert dense.tpp == pytest.approx(dense.tokens / dense.size, rel=1e-13)
+    assert dense.tpp_interval == pytest.approx([17.611443004313692, 21.339469504846586], rel=1e-13)
+    assert sparse.tpp == pytest.approx(34.668298834350712, rel=1e-13)
+    assert sparse.tpp == pytest.approx(sparse.tokens / (sparse.size / 6), rel=1e-13)
+    assert sparse.tpp_interval is None
+    assert list(dense)[4:8] == ["loss", "tpp", "tpp_interval", "gain"]
 
 
 def test_frontier_of_a_fit_result_equals_that_of_its_file(tmp_path: pathlib.Path) -> None:

@@ -32,6 +32,23 @@ def test_derive_keywords_are_the_cli_options() -> None:
     assert len(py.alternatives) == 2  # top 3: the best and two alternatives
 
 
+def test_derive_lists_distinct_candidates_with_their_head_splits() -> None:
+    # smelt-baseline-12l's answer, 12/3/56: widths 672 and 168 split with any head_dim d dividing gcd(672, 168) = 168,
+    # a multiple of 8 in [32, 256]: d = 56 (12/3) or 168 (4/1). No alternative shares H, E and both widths with
+    # another candidate: before, the second candidate was 4/1/168 of the same H and E.
+    r = smelt.derive(BASE12, relaxations=False)
+    assert r.best.equivalent_head_splits == 2
+    assert [(h.num_heads, h.num_kv_heads, h.head_dim) for h in r.best.head_splits] == [(12, 3, 56), (4, 1, 168)]
+    assert type(r.best.head_splits[0]).__name__ == "HeadSplit"
+    keys = [
+        (k.hidden_size, k.num_experts, k.expert_width, k.num_heads * k.head_dim, k.num_kv_heads * k.head_dim)
+        for k in (c.knobs for c in [r.best, *r.alternatives])
+    ]
+    assert len(set(keys)) == len(keys) == 5
+    assert [c.equivalent_head_splits for c in r.alternatives] == [len(c.head_splits) for c in r.alternatives]
+    same_bytes(r.to_dict(), cli_json("derive", "--json", BASE12, "--no-relaxations", ok_codes=(3,)))
+
+
 def test_ranges_pairs_and_search_knobs_reach_the_solver() -> None:
     r = smelt.derive(
         BASE12, hidden=(512, 768), experts=(8, 64), head_dim=(32, 128), heads=(4, 16), kv_heads=(1, 4),

@@ -8,6 +8,8 @@
 
 #include "smelt/error.hpp"
 #include "smelt/scaling_frontier.hpp"
+#include "smelt/scaling_frontier_report.hpp"
+#include "smelt/scaling_laws.hpp"
 
 using namespace smelt;
 
@@ -194,6 +196,93 @@ TEST_CASE("frontier: gain intervals over paired bootstrap samples", "[scaling]")
   REQUIRE(j);  // sorted: 0.17926..., 0.35559..., 0.50489..., 1 (h = 0.075 and 2.925)
   CHECK(j->low == Approx(0.17926003688963770 + 0.075 * (0.35559360973751520 - 0.17926003688963770)).epsilon(1e-12));
   CHECK(j->high == Approx(0.50489770625679124 + 0.925 * (1 - 0.50489770625679124)).epsilon(1e-12));
+}
+
+TEST_CASE("frontier: tokens per parameter D* / N* (chinchilla) and D* / (F*/6) (smelt), by hand", "[scaling]") {
+  const std::vector<Law> ref = read_laws(SMELT_SOURCE_DIR "/tests/data/law-ref.json");
+  const std::vector<Law> smelt_law = read_laws(SMELT_SOURCE_DIR "/tests/data/law-smelt.json");
+  // Chinchilla, Epoch's refit (law-ref.json), TPP = C / (6 N*^2), N* = G (C/6)^(beta/(alpha+beta)):
+  //   alpha A / (beta B) = 0.3478 * 482.01 / (0.3658 * 2085.43) = 0.219758816793, G = ^(1/0.7136) = 0.11962984977
+  //   C = 1e22: (C/6)^(0.3658/0.7136) = 75609543365.8, N* = 9045158314.0620497
+  //             TPP = 1e22 / (6 * 9045158314.0620497^2) = 1e22 / 4.9088933e20 = 20.371190238552458
+  //   C = 1e20: N* = 853477265.94330602,  TPP = 1e20 / (6 N*^2) = 22.880464399931310
+  //   C = 1e24: N* = 95860654045.682036,  TPP = 1e24 / (6 N*^2) = 18.137105282554526
+  const Law& dense = ref.front();
+  CHECK(optimal_allocation(dense, 1e22).tokens_per_parameter == Approx(20.371190238552458).epsilon(1e-13));
+  CHECK(optimal_allocation(dense, 1e20).tokens_per_parameter == Approx(22.880464399931310).epsilon(1e-13));
+  CHECK(optimal_allocation(dense, 1e24).tokens_per_parameter == Approx(18.137105282554526).epsilon(1e-13));
+  // Hoffmann's published law at Chinchilla's budget: D* / N* = 2982305686662.8023 / 32189859151.368190
+  // = 92.647366757305089.
+  CHECK(optimal_allocation(hoffmann(), 5.76e23).tokens_per_parameter == Approx(92.647366757305089).epsilon(1e-13));
+  // Smelt (law-smelt.json) at S = 0.85, TPP = 6 C / F*^2, F* = (a A (1-S)^b C^c / (c K))^(1/(a+c)):
+  //   C = 1e22: a A (1-S)^b C^c / (c K) = 37826524.391626006, F* = 41601535391.664239
+  //             TPP = 6e22 / 41601535391.664239^2 = 6e22 / 1.73068775e21 = 34.668298834350712
+  //   C = 1e20: F* = 3925411082.0727097,  TPP = 6e20 / F*^2 = 38.938656406259498
+  //   C = 1e24: F* = 440893376708.47158,  TPP = 6e24 / F*^2 = 30.866266455835790
+  const Law& sparse_law = smelt_law.front();
+  CHECK(optimal_allocation(sparse_law, 1e22, 0.85).tokens_per_parameter == Approx(34.668298834350712).epsilon(1e-13));
+  CHECK(optimal_allocation(sparse_law, 1e20, 0.85).tokens_per_parameter == Approx(38.938656406259498).epsilon(1e-13));
+  CHECK(optimal_allocation(sparse_law, 1e24, 0.85).tokens_per_parameter == Approx(30.866266455835790).epsilon(1e-13));
+  // The ratio of the printed tokens and size: D* / N* for chinchilla, D* / (F* / 6) for smelt, at every budget.
+  for (double c : {1e15, 1e20, 5.76e23, 1e28}) {
+    const Allocation a = optimal_allocation(dense, c);
+    CHECK(a.tokens_per_parameter == Approx(a.tokens / a.size).epsilon(1e-13));
+    const Allocation s = optimal_allocation(sparse_law, c, 0.85);
+    CHECK(s.tokens_per_parameter == Approx(s.tokens / (s.size / 6)).epsilon(1e-13));
+  }
+  // At S = 0 the smelt law is the chinchilla law with F = 6 N: the same TPP.
+  CHECK(optimal_allocation(sparse_law, 1e22, 0).tokens_per_parameter ==
+        Approx(optimal_allocation(dense, 1e22).tokens_per_parameter).epsilon(1e-12));
+}
+
+TEST_CASE("frontier: the tokens-per-parameter interval over the law's own bootstrap samples", "[scaling]") {
+  const std::vector<Law> laws = read_laws(SMELT_SOURCE_DIR "/tests/data/law-ref.json");
+  Law law = laws.front();
+  // The five samples of law-ref.json at C = 1e22, TPP = C / (6 N*^2) each:
+  //   {1.8169, 482.01, 2085.43, 0.3478, 0.3658}: N* = 9045158314.0620497, TPP 20.371190238552458
+  //   {1.79, 420, 1500, 0.34, 0.35}:             N* = 8815369710.2425529, TPP 21.447056089990378
+  //   {1.84, 560, 2800, 0.355, 0.38}:            N* = 9564215574.1530131, TPP 18.220069817335066
+  //   {1.82, 500, 2000, 0.35, 0.365}:            N* = 9246981208.5962112, TPP 19.491658754679259
+  //   {1.81, 460, 2200, 0.345, 0.37}:            N* = 9746805969.0350036, TPP 17.543817802866872
+  // Sorted 17.5438, 18.2201, 19.4917, 20.3712, 21.4471; percentiles between order statistics (n = 5):
+  //   2.5%:  h = 0.1: 17.543817802866872 + 0.1 * (18.220069817335066 - 17.543817802866872) = 17.611443004313692
+  //   97.5%: h = 3.9: 20.371190238552458 + 0.9 * (21.447056089990378 - 20.371190238552458) = 21.339469504846586
+  const auto i = tokens_per_parameter_interval(law, 1e22);
+  REQUIRE(i);
+  CHECK(i->low == Approx(17.611443004313692).epsilon(1e-13));
+  CHECK(i->high == Approx(21.339469504846586).epsilon(1e-13));
+  // A sample with no frontier (alpha < 0) is left out: the four left, sorted 17.5438, 18.2201, 19.4917, 20.3712
+  // (h = 0.075 and 2.925).
+  law.bootstrap[1][3] = -0.34;
+  const auto j = tokens_per_parameter_interval(law, 1e22);
+  REQUIRE(j);
+  CHECK(j->low == Approx(17.543817802866872 + 0.075 * (18.220069817335066 - 17.543817802866872)).epsilon(1e-13));
+  CHECK(j->high == Approx(19.491658754679259 + 0.925 * (20.371190238552458 - 19.491658754679259)).epsilon(1e-13));
+  // No samples, or none with a frontier: no interval.
+  for (auto& sample : law.bootstrap) sample[4] = 0;
+  CHECK(!tokens_per_parameter_interval(law, 1e22));
+  law.bootstrap.clear();
+  CHECK(!tokens_per_parameter_interval(law, 1e22));
+  CHECK(error_of([&] { tokens_per_parameter_interval(law, 0); }) == "compute = 0: must be a positive number of FLOPs");
+}
+
+TEST_CASE("frontier: the report holds each law's TPP, and its interval only where the law has samples", "[scaling]") {
+  const std::vector<Law> ref = read_laws(SMELT_SOURCE_DIR "/tests/data/law-ref.json");
+  const std::vector<Law> smelt_law = read_laws(SMELT_SOURCE_DIR "/tests/data/law-smelt.json");
+  const std::vector<FrontierLaw> views{{&ref.front(), "dense", "law-ref.json"},
+                                       {&smelt_law.front(), "sparse", "law-smelt.json"}};
+  const auto cells = frontier_cells(views, {1e22}, 0.85);
+  CHECK(cells[0][0].allocation.tokens_per_parameter == Approx(20.371190238552458).epsilon(1e-13));
+  REQUIRE(cells[0][0].tpp_interval);
+  CHECK(cells[0][0].tpp_interval->low == Approx(17.611443004313692).epsilon(1e-13));
+  CHECK(cells[0][1].allocation.tokens_per_parameter == Approx(34.668298834350712).epsilon(1e-13));
+  CHECK(!cells[0][1].tpp_interval);  // law-smelt.json has no samples
+  const std::string json = frontier_report_json(views, {1e22}, cells, 0.85);
+  CHECK(json.find("\"loss\": 2.1408109604") != std::string::npos);
+  CHECK(json.find("\"tpp\": 20.37119023855") != std::string::npos);
+  CHECK(json.find("\"tpp_interval\": [\n            17.61144300431") != std::string::npos);
+  CHECK(json.find("\"tpp\": 34.6682988343") != std::string::npos);
+  CHECK(json.find("\"tpp_interval\": null,\n          \"gain\": 0.42042656642") != std::string::npos);
 }
 
 TEST_CASE("frontier: errors name the value and the rule", "[scaling]") {
