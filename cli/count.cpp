@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,6 +14,7 @@
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
+#include "smelt/layer_runs.hpp"
 #include "smelt/report.hpp"
 #include "table.hpp"
 #include "util/bounds.hpp"
@@ -27,6 +31,7 @@ struct CountArgs {
   std::string convention = "smelt";
   bool elementwise = false;
   bool layers = false;
+  bool every_layer = false;
 };
 
 std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Convention convention) {
@@ -104,13 +109,32 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
   return rows;
 }
 
-std::string layer_table(const CostReport& r) {
-  std::string out = fmt::format("{:>5}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", "layer", "kind", "attn",
-                                "visits", "params", "FLOPs/visit", "KV B/visit");
-  for (const auto& l : r.layers)
-    out += fmt::format("{:>5}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", l.layer, l.moe ? "moe" : "dense",
-                       to_string(l.attention), l.visits, human(static_cast<double>(l.params.total()), Unit::count),
-                       human(l.flops_per_visit.forward(), Unit::flops), human(l.kv_bytes_per_visit, Unit::bytes));
+// One line per layer, or per run of layers that cost the same (what
+// "layer_runs" holds in the JSON): "4-9" for consecutive layers, "1-65535/2"
+// for every second one; the costs are those of each layer of the run.
+std::string layer_table(const CountedModel& m, bool every_layer) {
+  std::vector<std::pair<std::string, const LayerCost*>> rows;
+  std::vector<LayerRun> runs;
+  if (every_layer) {
+    for (const auto& l : m.cost.layers) rows.emplace_back(fmt::format("{}", l.layer), &l);
+  } else {
+    runs = layer_runs(m.config, m.cost);
+    for (const LayerRun& run : runs) {
+      std::string layers = fmt::format("{}", run.first);
+      if (run.last > run.first) layers += fmt::format("-{}", run.last);
+      if (run.step > 1) layers += fmt::format("/{}", run.step);
+      rows.emplace_back(std::move(layers), &run.cost);
+    }
+  }
+  std::size_t width = 5;
+  for (const auto& row : rows) width = std::max(width, row.first.size());
+  std::string out =
+      fmt::format("{:>{}}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", every_layer ? "layer" : "layers", width,
+                  "kind", "attn", "visits", "params", "FLOPs/visit", "KV B/visit");
+  for (const auto& [layers, l] : rows)
+    out += fmt::format("{:>{}}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", layers, width, l->moe ? "moe" : "dense",
+                       to_string(l->attention), l->visits, human(static_cast<double>(l->params.total()), Unit::count),
+                       human(l->flops_per_visit.forward(), Unit::flops), human(l->kv_bytes_per_visit, Unit::bytes));
   return out;
 }
 
@@ -140,13 +164,15 @@ int run_count(const CountArgs& args) {
   // Everything is computed before anything is printed.
   std::string out;
   if (args.json) {
-    out = count_report_json(models, convention);
+    CountReportOptions report;
+    report.every_layer = args.every_layer;
+    out = count_report_json(models, convention, report);
   } else {
     std::vector<std::string> names;
     for (const auto& m : models) names.push_back(m.cost.model);
     out = render_table(names, summary_rows(models, convention));
     if (args.layers)
-      for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m.cost));
+      for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m, args.every_layer));
   }
   std::cout << out;
   return kOk;
@@ -166,7 +192,10 @@ Run add_count(CLI::App& app) {
                   "FLOP convention: smelt (default), megatron, torchtitan or flop-counter");
   sub->add_flag("--elementwise", args->elementwise,
                 "Also count norms, activations, softmax and residual adds (approximate)");
-  sub->add_flag("--layers", args->layers, "Also print one line per layer (table output)");
+  sub->add_flag("--layers", args->layers,
+                "Also print the layers (table output): one line per run of layers that cost the same");
+  sub->add_flag("--every-layer", args->every_layer,
+                "One line per layer with --layers; with --json, also the \"layers\" array, one object per layer");
   auto* context = sub->get_option("--context");
   return [args, context] {
     args->context_given = context->count() > 0;
