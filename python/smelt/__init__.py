@@ -28,6 +28,7 @@ from ._report import (
     KvCache,
     Laws,
     Layer,
+    LayerRun,
     MatchResult,
     Node,
     Params,
@@ -120,7 +121,11 @@ def _native(config: ConfigLike) -> str:
 
 
 def count(
-    config: ConfigLike, context: int | None = None, convention: str = "smelt", elementwise: bool = False
+    config: ConfigLike,
+    context: int | None = None,
+    convention: str = "smelt",
+    elementwise: bool = False,
+    every_layer: bool = False,
 ) -> CountReport:
     """What one token costs a model: parameters, FLOPs per token and KV cache.
 
@@ -131,15 +136,18 @@ def count(
 
     The report: ``params`` (elements: total, non_embedding, active, terms),
     ``flops`` (FLOPs per token: forward, forward_non_embedding, training, terms),
-    ``kv`` (bytes_per_token of context, bytes_at_context), ``layers`` (one per
-    weight-owning layer, ``visits`` executions per token). ``to_dict()`` is
-    ``smelt-match count --json``.
+    ``kv`` (bytes_per_token of context, bytes_at_context), ``layer_runs`` (the
+    layers that cost the same, once: ``first``, ``last``, ``step``, ``count`` and
+    what each of them costs, ``visits`` executions per token; ``layer_numbers``
+    lists them). ``every_layer`` adds ``layers``, one per weight-owning layer.
+    ``to_dict()`` is ``smelt-match count --json`` (``--every-layer``).
     """
     # The CLI names a config whose name is empty by the path it was given.
     source = os.fspath(config) if isinstance(config, (str, os.PathLike)) else ""
     config = read_config(config)
     name_if_empty = source or (config.source or "")
-    return CountReport(_core.count(config.to_json(), context, convention, elementwise, name_if_empty))
+    text = _core.count(config.to_json(), context, convention, elementwise, name_if_empty, every_layer)
+    return CountReport(text)
 
 
 def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:

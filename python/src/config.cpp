@@ -21,7 +21,7 @@ std::string parse_config(const std::string& text, const std::string& source) {
 }
 
 std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise, const std::string& name_if_empty) {
+                  bool elementwise, const std::string& name_if_empty, bool every_layer) {
   // CountOptions reads 0 as "the config's": a context given as 0 is refused
   // here, in the words the library uses for the others.
   if (context && *context < 1)
@@ -34,7 +34,9 @@ std::string count(const std::string& config, std::optional<std::int64_t> context
   options.context_length = context.value_or(0);
   options.elementwise = elementwise;
   CostReport cost = smelt::count(c, options);
-  return count_report_json({{std::move(c), std::move(cost)}}, conv);
+  CountReportOptions report;
+  report.every_layer = every_layer;
+  return count_report_json({{std::move(c), std::move(cost)}}, conv, report);
 }
 
 }  // namespace smelt::python
