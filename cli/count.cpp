@@ -3,6 +3,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,7 @@
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
+#include "smelt/layer_runs.hpp"
 #include "smelt/report.hpp"
 #include "table.hpp"
 #include "util/bounds.hpp"
@@ -30,6 +34,7 @@ struct CountArgs {
   bool layers = false;
   std::string sparsity_reference;
   bool runs_csv = false;
+  bool every_layer = false;
 };
 
 std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Convention convention) {
@@ -108,13 +113,32 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
   return rows;
 }
 
-std::string layer_table(const CostReport& r) {
-  std::string out = fmt::format("{:>5}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", "layer", "kind", "attn",
-                                "visits", "params", "FLOPs/visit", "KV B/visit");
-  for (const auto& l : r.layers)
-    out += fmt::format("{:>5}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", l.layer, l.moe ? "moe" : "dense",
-                       to_string(l.attention), l.visits, human(static_cast<double>(l.params.total()), Unit::count),
-                       human(l.flops_per_visit.forward(), Unit::flops), human(l.kv_bytes_per_visit, Unit::bytes));
+// One line per layer, or per run of layers that cost the same (what
+// "layer_runs" holds in the JSON): "4-9" for consecutive layers, "1-65535/2"
+// for every second one; the costs are those of each layer of the run.
+std::string layer_table(const CountedModel& m, bool every_layer) {
+  std::vector<std::pair<std::string, const LayerCost*>> rows;
+  std::vector<LayerRun> runs;
+  if (every_layer) {
+    for (const auto& l : m.cost.layers) rows.emplace_back(fmt::format("{}", l.layer), &l);
+  } else {
+    runs = layer_runs(m.config, m.cost);
+    for (const LayerRun& run : runs) {
+      std::string layers = fmt::format("{}", run.first);
+      if (run.last > run.first) layers += fmt::format("-{}", run.last);
+      if (run.step > 1) layers += fmt::format("/{}", run.step);
+      rows.emplace_back(std::move(layers), &run.cost);
+    }
+  }
+  std::size_t width = 5;
+  for (const auto& row : rows) width = std::max(width, row.first.size());
+  std::string out =
+      fmt::format("{:>{}}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", every_layer ? "layer" : "layers", width,
+                  "kind", "attn", "visits", "params", "FLOPs/visit", "KV B/visit");
+  for (const auto& [layers, l] : rows)
+    out += fmt::format("{:>{}}  {:<5}  {:<7}  {:>6}  {:>12}  {:>14}  {:>12}\n", layers, width, l->moe ? "moe" : "dense",
+                       to_string(l->attention), l->visits, human(static_cast<double>(l->params.total()), Unit::count),
+                       human(l->flops_per_visit.forward(), Unit::flops), human(l->kv_bytes_per_visit, Unit::bytes));
   return out;
 }
 
@@ -155,7 +179,9 @@ int run_count(const CountArgs& args) {
   // Everything is computed before anything is printed.
   std::string out;
   if (args.json) {
-    out = count_report_json(models, convention);
+    CountReportOptions report;
+    report.every_layer = args.every_layer;
+    out = count_report_json(models, convention, report);
   } else if (args.runs_csv) {
     out = count_runs_csv(models);
   } else {
@@ -165,7 +191,7 @@ int run_count(const CountArgs& args) {
     out += reference ? fmt::format("sparsity reference: {}\n", shown_name(reference->name))
                      : "sparsity reference: each config with every expert active\n";
     if (args.layers)
-      for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m.cost));
+      for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m, args.every_layer));
   }
   std::cout << out;
   return kOk;
@@ -185,7 +211,10 @@ Run add_count(CLI::App& app) {
                   "FLOP convention: smelt (default), megatron, torchtitan or flop-counter");
   sub->add_flag("--elementwise", args->elementwise,
                 "Also count norms, activations, softmax and residual adds (approximate)");
-  sub->add_flag("--layers", args->layers, "Also print one line per layer (table output)");
+  sub->add_flag("--layers", args->layers,
+                "Also print the layers (table output): one line per run of layers that cost the same");
+  sub->add_flag("--every-layer", args->every_layer,
+                "One line per layer with --layers; with --json, also the \"layers\" array, one object per layer");
   sub->add_option("--sparsity-reference", args->sparsity_reference,
                   "Config whose FLOPs and parameters (F0, N0) define sparsity S = 1 - (F/F0)(N0/N) "
                   "(default: each config with every expert active)");

@@ -43,6 +43,7 @@ struct FlopTerms {
   }
   FlopTerms& operator+=(const FlopTerms& o) noexcept;
   FlopTerms scaled(double factor) const noexcept;
+  friend bool operator==(const FlopTerms&, const FlopTerms&) = default;
 };
 
 // Parameter counts (elements), one field per term.
@@ -59,6 +60,7 @@ struct ParamTerms {
   std::int64_t total() const noexcept {
     return embedding + lm_head + attention + norms + router + experts + shared_experts + dense_ffn;
   }
+  friend bool operator==(const ParamTerms&, const ParamTerms&) = default;
 };
 
 // One weight-owning layer.
@@ -80,6 +82,8 @@ struct LayerCost {
   std::int64_t matmul_flops_per_visit = 0;  // per token: projections, router, experts, FFNs
   std::int64_t attended_pairs = 0;          // (query, key) pairs in one sequence
   std::int64_t score_flops_per_pair = 0;    // 2 x (query/key width + value width)
+
+  friend bool operator==(const LayerCost&, const LayerCost&) = default;
 };
 
 struct CostReport {

@@ -13,12 +13,23 @@
 
 namespace smelt {
 
+// The version of the sweep and bench reports; the count report has its own.
 inline constexpr int kReportSchemaVersion = 1;
+// 2: layers are written as runs ("layer_runs"), every layer only on request.
+inline constexpr int kCountReportSchemaVersion = 2;
 
+// Made by count_model(), which fills all three (a CountedModel built by hand
+// from a config and its count alone would report a zero sparsity).
 struct CountedModel {
   ModelConfig config;
   CostReport cost;
   Sparsity sparsity;
+};
+
+struct CountReportOptions {
+  // Also writes "layers", one object per layer, after "layer_runs" (which
+  // holds every layer in runs, include/smelt/layer_runs.hpp, either way).
+  bool every_layer = false;
 };
 
 // Counts `config` and its sparsity against `reference` (nullptr: the config
@@ -29,7 +40,8 @@ CountedModel count_model(ModelConfig config, const CountOptions& options = {}, c
 // One object for one model, an array of such objects for several. With
 // another convention, "flops_per_token" holds that convention's terms instead
 // (docs/json-schema.md).
-std::string count_report_json(const std::vector<CountedModel>& models, Convention convention = Convention::smelt);
+std::string count_report_json(const std::vector<CountedModel>& models, Convention convention = Convention::smelt,
+                              const CountReportOptions& options = {});
 
 // The columns of a runs file that `fit --form smelt` reads, one row per model:
 // model (its name), N (non-embedding parameters), F (training FLOPs per token

@@ -28,6 +28,7 @@ from ._report import (
     KvCache,
     Laws,
     Layer,
+    LayerRun,
     MatchResult,
     Node,
     Params,
@@ -125,6 +126,7 @@ def count(
     convention: str = "smelt",
     elementwise: bool = False,
     sparsity_reference: ConfigLike | None = None,
+    every_layer: bool = False,
 ) -> CountReport:
     """What one token costs a model: parameters, FLOPs per token and KV cache.
 
@@ -135,12 +137,15 @@ def count(
 
     The report: ``params`` (elements: total, non_embedding, active, terms),
     ``flops`` (FLOPs per token: forward, forward_non_embedding, training, terms),
-    ``kv`` (bytes_per_token of context, bytes_at_context), ``layers`` (one per
-    weight-owning layer, ``visits`` executions per token), ``sparsity`` (the
+    ``kv`` (bytes_per_token of context, bytes_at_context), ``sparsity`` (the
     SMELT paper's S = 1 - (F / F0) N0 / N against ``sparsity_reference``, a
     config counted at the same context, or against the config with every expert
-    active when None; docs/counting.md). ``to_dict()`` is
-    ``smelt-match count --json [--sparsity-reference REF]``.
+    active when None; docs/counting.md), ``layer_runs`` (the
+    layers that cost the same, once: ``first``, ``last``, ``step``, ``count`` and
+    what each of them costs, ``visits`` executions per token; ``layer_numbers``
+    lists them). ``every_layer`` adds ``layers``, one per weight-owning layer.
+    ``to_dict()`` is ``smelt-match count --json`` (``--sparsity-reference REF``,
+    ``--every-layer``).
     """
     # The CLI names a config whose name is empty by the path it was given.
     source = os.fspath(config) if isinstance(config, (str, os.PathLike)) else ""
@@ -154,7 +159,9 @@ def count(
         reference_name = reference_name or (reference_config.source or "")
         reference = reference_config.to_json()
     return CountReport(
-        _core.count(config.to_json(), context, convention, elementwise, name_if_empty, reference, reference_name)
+        _core.count(
+            config.to_json(), context, convention, elementwise, name_if_empty, reference, reference_name, every_layer
+        )
     )
 
 

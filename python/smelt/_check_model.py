@@ -54,9 +54,14 @@ def _activations_per_token(cfg: dict, report: dict) -> int:
         "shared_width", 0
     )
     width = {"moe": routed + moe.get("num_experts", 0), "dense": cfg["ffn"]["dense_width"]}
-    layers = [(x["kind"], x["visits"]) for x in report["layers"]]
-    layers.append((layers[-1][0], cfg.get("mtp_modules", 0)))  # the MTP modules' layers: shaped like the last
-    return sum(n * (10 * h + 3 * att + 4 * width[kind]) for kind, n in layers)
+    visits = [(x["kind"], x["count"] * x["visits"]) for x in report["layer_runs"]]
+    visits.append((_last_kind(report), cfg.get("mtp_modules", 0)))  # the MTP modules' layers: shaped like the last
+    return sum(n * (10 * h + 3 * att + 4 * width[kind]) for kind, n in visits)
+
+
+def _last_kind(report: dict) -> str:
+    """The kind of the last layer: of the run that ends there."""
+    return max(report["layer_runs"], key=lambda run: run["last"])["kind"]
 
 
 # The model builds one nn.Module per expert (so each runs on its routed tokens only), about 0.4 ms and 15 KB
@@ -74,8 +79,8 @@ def _expert_modules(cfg: dict, report: dict) -> tuple[int, int, int, int]:
     """(expert modules, routed and shared experts per layer, MoE layers): the MTP modules' layers are shaped like
     the last layer, so they count when it is MoE."""
     moe = cfg.get("moe") or {}
-    kinds = [layer["kind"] for layer in report["layers"]]
-    layers = kinds.count("moe") + (cfg.get("mtp_modules", 0) if kinds and kinds[-1] == "moe" else 0)
+    moe_layers = sum(run["count"] for run in report["layer_runs"] if run["kind"] == "moe")
+    layers = moe_layers + (cfg.get("mtp_modules", 0) if _last_kind(report) == "moe" else 0)
     e, s = moe.get("num_experts", 0), moe.get("num_shared_experts", 0)
     return (e + s) * layers, e, s, layers
 

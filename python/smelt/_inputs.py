@@ -148,7 +148,13 @@ class LayersInput:
     layers: list[dict[str, Any]]  # layer, visits, flops (term -> per visit), params (term -> count)
 
 
+# The deepest config smelt reads (src/util/bounds.hpp, kMaxLayers): a report's runs never name more layers.
+MAX_LAYERS = 65536
+
+
 def read_layers(source: Any) -> LayersInput:
+    """A count report's layers, one entry per layer in order: version 1's ``layers``, or version 2's
+    ``layer_runs`` with each run written out for its layers (every layer in exactly one run)."""
     report, name = load_json(source, "count report")
     r = Reader(name, "count report")
     if isinstance(report, list):
@@ -158,7 +164,7 @@ def read_layers(source: Any) -> LayersInput:
                 "reports: must hold one config's report (count one config)"
             )
         report = report[0]
-    r.header(report, "count", (1,), "smelt-match count --json", "layers")
+    r.header(report, "count", (1, 2), "smelt-match count --json", "layers")
     model = r.string(report, "", "model")
     loop = r.object(report, "", "loop") if isinstance(report, dict) and "loop" in report else None
     if loop is not None:
@@ -167,23 +173,58 @@ def read_layers(source: Any) -> LayersInput:
             r.fail("loop.span", 'must be "first-last", 1-based layers with first <= last <= layers_stored', span)
             loop = None
         r.integer(loop, "loop", "count", minimum=1)
-    layers = []
-    for i, layer in enumerate(r.array(report, "", "layers", nonempty=True) or []):
-        at = f"layers[{i}]"
-        if not isinstance(layer, dict):
-            r.fail(at, "must be an object", layer)
-            continue
-        flops, params = r.object(layer, at, "flops_per_visit"), r.object(layer, at, "params")
-        layers.append(
-            {
-                "layer": r.integer(layer, at, "layer", minimum=1),
-                "visits": r.integer(layer, at, "visits", minimum=1),
-                "flops": {t: r.number(flops, f"{at}.flops_per_visit", t) for t in FLOP_TERMS},
-                "params": {t: r.number(params, f"{at}.params", t) for t in PARAM_TERMS},
-            }
-        )
+    layers = _runs(r, report) if report["schema_version"] == 2 else _layers(r, report)
     r.raise_if_any()
     return LayersInput(model, loop, layers)
+
+
+def _costs(r: Reader, entry: dict, at: str, number_key: str | None = None) -> dict[str, Any]:
+    """What the plot draws of one layer (or of each layer of a run); with number_key, the layer's number too."""
+    flops, params = r.object(entry, at, "flops_per_visit"), r.object(entry, at, "params")
+    out = {"layer": r.integer(entry, at, number_key, minimum=1)} if number_key else {}
+    out["visits"] = r.integer(entry, at, "visits", minimum=1)
+    out["flops"] = {t: r.number(flops, f"{at}.flops_per_visit", t) for t in FLOP_TERMS}
+    out["params"] = {t: r.number(params, f"{at}.params", t) for t in PARAM_TERMS}
+    return out
+
+
+def _layers(r: Reader, report: dict) -> list[dict[str, Any]]:
+    """Version 1: one object per layer in ``layers``."""
+    return [_costs(r, layer, at, "layer") for at, layer in r.objects(report, "", "layers", nonempty=True)]
+
+
+def _runs(r: Reader, report: dict) -> list[dict[str, Any]]:
+    """Version 2: ``layer_runs`` written out, one entry per layer 1..layers_stored in order. The runs must hold
+    each of those layers once, so that no run names more layers than the report has."""
+    stored = r.integer(report, "", "layers_stored", minimum=1)
+    if stored is not None and stored > MAX_LAYERS:
+        r.fail("layers_stored", f"must be at most {MAX_LAYERS}, the deepest config smelt counts", stored)
+        stored = None
+    owner: list[int | None] = [None] * (stored or 0)  # which run holds each layer
+    runs = []
+    for k, (at, run) in enumerate(r.objects(report, "", "layer_runs", nonempty=True)):
+        first, last = r.integer(run, at, "first", minimum=1), r.integer(run, at, "last", minimum=1)
+        step, count = r.integer(run, at, "step", minimum=1), r.integer(run, at, "count", minimum=1)
+        runs.append((at, _costs(r, run, at)))
+        if stored is None or None in (first, last, step, count):
+            continue
+        if not first <= last <= stored:
+            r.fail(f"{at}.last", f"must be from first = {first} to layers_stored = {stored}", last)
+        elif (last - first) % step != 0 or count != (last - first) // step + 1:
+            r.fail(f"{at}.count", "must be (last - first) / step + 1, a whole number", count)
+        else:
+            for number in range(first, last + 1, step):
+                held = owner[number - 1]
+                if held is not None:
+                    r.fail(at, f"holds layer {number}, which {runs[held][0]} holds too")
+                    break
+                owner[number - 1] = k
+    missing = next((i + 1 for i, o in enumerate(owner) if o is None), None)
+    if missing is not None and not r.errors:
+        r.fail("layer_runs", f"must hold every layer from 1 to layers_stored = {stored}; layer {missing} is in none")
+    if r.errors:
+        return []
+    return [{"layer": i + 1, **runs[k][1]} for i, k in enumerate(owner) if k is not None]
 
 
 @dataclass
@@ -237,6 +278,10 @@ def read_frontier(source: Any) -> tuple[FrontierInput, str]:
 
 
 def stored_layers(report: dict) -> int:
+    """The layers a loop span may name: version 1's ``layers`` entries, version 2's ``layers_stored``."""
+    if report.get("schema_version") == 2:
+        stored = report.get("layers_stored")
+        return stored if isinstance(stored, int) and not isinstance(stored, bool) else 0
     layers = report.get("layers")
     return len(layers) if isinstance(layers, list) else 0
 

@@ -149,15 +149,34 @@ class Layer(Node):
     flops_per_visit (FLOPs per token, one visit), kv_bytes_per_visit (bytes per token of context, one visit)."""
 
 
+class LayerRun(Node):
+    """Layers that cost the same, written once: first, last (1-based, inclusive), step, count (the layers
+    first, first + step, ..., last), then what each of them costs, as a Layer holds it."""
+
+    @property
+    def layer_numbers(self) -> range:
+        """The run's layers, 1-based: ``range(first, last + 1, step)``."""
+        return range(self.first, self.last + 1, self.step)
+
+
 class CountReport(Report):
     """What one token costs a model (``smelt-match count --json``).
 
     ``params`` in elements, ``flops`` (the JSON's ``flops_per_token``) in FLOPs per
-    token, ``kv`` (``kv_cache``) in bytes per token of context, ``layers`` one per
-    weight-owning layer.
+    token, ``kv`` (``kv_cache``) in bytes per token of context, ``layer_runs`` every
+    layer in runs of layers that cost the same; ``layers`` one per weight-owning
+    layer, with ``smelt.count(..., every_layer=True)``.
     """
 
     _aliases = {"flops": "flops_per_token", "kv": "kv_cache"}
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "layers" and "layers" not in self._data and "layer_runs" in self._data:
+            raise AttributeError(
+                "CountReport has no field 'layers': smelt.count(..., every_layer=True) writes one per layer "
+                "(smelt-match count --json --every-layer); layer_runs holds every layer in runs"
+            )
+        return super().__getattr__(name)
 
 
 class Attention(Node):
@@ -297,12 +316,15 @@ _CHILDREN: dict[tuple[str, str], type[Node]] = {
     ("CountReport", "flops_per_token"): Flops,
     ("CountReport", "kv_cache"): KvCache,
     ("CountReport", "sparsity"): Sparsity,
+    ("CountReport", "layer_runs"): LayerRun,
     ("CountReport", "layers"): Layer,
     ("Params", "terms"): ParamTerms,
     ("Flops", "terms"): FlopTerms,
     ("Flops", "terms_training"): FlopTerms,
     ("Layer", "params"): ParamTerms,
     ("Layer", "flops_per_visit"): FlopTerms,
+    ("LayerRun", "params"): ParamTerms,
+    ("LayerRun", "flops_per_visit"): FlopTerms,
     ("Config", "attention"): Attention,
     ("Config", "ffn"): Ffn,
     ("Config", "moe"): Moe,

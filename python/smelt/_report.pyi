@@ -86,6 +86,23 @@ class Layer(Node):
     kv_tokens_held: int
     kv_bytes_per_visit: float
 
+class LayerRun(Node):
+    first: int
+    last: int
+    step: int
+    count: int
+    kind: str
+    attention: str
+    visits: int
+    params: Node
+    active_params: int
+    flops_per_visit: Node
+    kv_elements_per_token_held: int
+    kv_tokens_held: int
+    kv_bytes_per_visit: float
+    @property
+    def layer_numbers(self) -> range: ...
+
 class CountReport(Node):
     schema_version: int
     kind: str
@@ -100,7 +117,8 @@ class CountReport(Node):
     kv: KvCache
     kv_cache: KvCache
     sparsity: Sparsity
-    layers: list[Layer]
+    layer_runs: list[LayerRun]
+    layers: list[Layer]  # with smelt.count(..., every_layer=True)
 
 class Config(Node):
     name: str

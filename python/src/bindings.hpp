@@ -22,10 +22,11 @@ void register_errors(nanobind::module_& m);
 std::string read_config(const std::string& path);
 std::string parse_config(const std::string& text, const std::string& source);
 // context: none for the config's own; `name_if_empty` names a config whose
-// name is empty (its path, as `smelt-match count` names it).
+// name is empty (its path, as `smelt-match count` names it); every_layer is
+// CountReportOptions::every_layer.
 std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
                   bool elementwise, const std::string& name_if_empty, std::optional<std::string> reference,
-                  const std::string& reference_name_if_empty);
+                  const std::string& reference_name_if_empty, bool every_layer);
 
 // Files (files.cpp), read and parsed with the library's bounds; errors carry
 // "while reading WHAT 'PATH'" ("-" is standard input, "<stdin>").

@@ -22,7 +22,7 @@ std::string parse_config(const std::string& text, const std::string& source) {
 
 std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
                   bool elementwise, const std::string& name_if_empty, std::optional<std::string> reference,
-                  const std::string& reference_name_if_empty) {
+                  const std::string& reference_name_if_empty, bool every_layer) {
   // CountOptions reads 0 as "the config's": a context given as 0 is refused
   // here, in the words the library uses for the others.
   if (context && *context < 1)
@@ -39,7 +39,9 @@ std::string count(const std::string& config, std::optional<std::int64_t> context
     ref = parse_native_config(*reference);
     if (ref->name.empty()) ref->name = reference_name_if_empty;
   }
-  return count_report_json({count_model(std::move(c), options, ref ? &*ref : nullptr)}, conv);
+  CountReportOptions report;
+  report.every_layer = every_layer;
+  return count_report_json({count_model(std::move(c), options, ref ? &*ref : nullptr)}, conv, report);
 }
 
 }  // namespace smelt::python

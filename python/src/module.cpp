@@ -21,9 +21,10 @@ NB_MODULE(_core, m) {
   m.def("parse_config", &smelt::python::parse_config, "text"_a, "source"_a,
         "Config text (native or Hugging Face, detected) as native JSON; `source` names it in messages.");
   m.def("count", &smelt::python::count, "config"_a, "context"_a.none(), "convention"_a, "elementwise"_a,
-        "name_if_empty"_a, "reference"_a.none(), "reference_name_if_empty"_a,
+        "name_if_empty"_a, "reference"_a.none(), "reference_name_if_empty"_a, "every_layer"_a = false,
         "The count report (JSON) of a native config, an empty name replaced by `name_if_empty`; its sparsity "
-        "against `reference` (native JSON), or against the config with every expert active when None.");
+        "against `reference` (native JSON), or against the config with every expert active when None; "
+        "`every_layer` adds one object per layer (CountReportOptions::every_layer).");
   m.def("read_json_text", &smelt::python::read_json_text, "path"_a, "what"_a,
         "A JSON file's text once the library's bounded reader and parser accept it (\"-\": standard input).");
   m.def("read_config_with_family", &smelt::python::read_config_with_family, "path"_a,

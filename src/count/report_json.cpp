@@ -1,6 +1,7 @@
 // count_report_json(): the JSON shape documented in docs/json-schema.md.
 #include <nlohmann/json.hpp>
 
+#include "smelt/layer_runs.hpp"
 #include "smelt/report.hpp"
 
 namespace smelt {
@@ -33,9 +34,9 @@ ordered_json param_terms(const ParamTerms& t) {
           {"dense_ffn", t.dense_ffn}};
 }
 
-ordered_json layer_json(const LayerCost& l) {
-  ordered_json j;
-  j["layer"] = l.layer;
+// What one layer costs, after the keys that say which layers: "layer" for one,
+// "first", "last", "step", "count" for a run.
+void layer_fields(ordered_json& j, const LayerCost& l) {
   j["kind"] = l.moe ? "moe" : "dense";
   j["attention"] = to_string(l.attention);
   j["visits"] = l.visits;
@@ -50,6 +51,22 @@ ordered_json layer_json(const LayerCost& l) {
   j["kv_elements_per_token_held"] = l.kv_elements_per_visit;
   j["kv_tokens_held"] = l.kv_tokens_held;
   j["kv_bytes_per_visit"] = l.kv_bytes_per_visit;
+}
+
+ordered_json layer_json(const LayerCost& l) {
+  ordered_json j;
+  j["layer"] = l.layer;
+  layer_fields(j, l);
+  return j;
+}
+
+ordered_json run_json(const LayerRun& r) {
+  ordered_json j;
+  j["first"] = r.first;
+  j["last"] = r.last;
+  j["step"] = r.step;
+  j["count"] = r.count();
+  layer_fields(j, r.cost);
   return j;
 }
 
@@ -92,10 +109,10 @@ ordered_json flops_json(const CountedModel& m, Convention convention) {
   return f;
 }
 
-ordered_json model_json(const CountedModel& m, Convention convention) {
+ordered_json model_json(const CountedModel& m, Convention convention, const CountReportOptions& options) {
   const CostReport& r = m.cost;
   ordered_json j;
-  j["schema_version"] = kReportSchemaVersion;
+  j["schema_version"] = kCountReportSchemaVersion;
   j["kind"] = "count";
   j["model"] = r.model;
   j["convention"] = to_string(convention);
@@ -124,17 +141,22 @@ ordered_json model_json(const CountedModel& m, Convention convention) {
                    {"params_non_embedding", s.params},
                    {"reference_flops_forward_non_embedding", s.reference_flops},
                    {"reference_params_non_embedding", s.reference_params}};
-  j["layers"] = ordered_json::array();
-  for (const auto& l : r.layers) j["layers"].push_back(layer_json(l));
+  j["layer_runs"] = ordered_json::array();
+  for (const auto& run : layer_runs(m.config, r)) j["layer_runs"].push_back(run_json(run));
+  if (options.every_layer) {
+    j["layers"] = ordered_json::array();
+    for (const auto& l : r.layers) j["layers"].push_back(layer_json(l));
+  }
   return j;
 }
 
 }  // namespace
 
-std::string count_report_json(const std::vector<CountedModel>& models, Convention convention) {
-  if (models.size() == 1) return model_json(models.front(), convention).dump(2) + "\n";
+std::string count_report_json(const std::vector<CountedModel>& models, Convention convention,
+                              const CountReportOptions& options) {
+  if (models.size() == 1) return model_json(models.front(), convention, options).dump(2) + "\n";
   ordered_json all = ordered_json::array();
-  for (const auto& m : models) all.push_back(model_json(m, convention));
+  for (const auto& m : models) all.push_back(model_json(m, convention, options));
   return all.dump(2) + "\n";
 }
 

@@ -31,7 +31,7 @@ foreach(config IN LISTS example_configs)
   get_filename_component(dir ${config} DIRECTORY)
   get_filename_component(dir ${dir} NAME)
   smelt_cli_test(example.${dir}.${stem} EXIT 0 ARGS count ${config} STDOUT "params total")
-  smelt_cli_test(example.${dir}.${stem}.json EXIT 0 ARGS count --json ${config} STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"count\",")
+  smelt_cli_test(example.${dir}.${stem}.json EXIT 0 ARGS count --json ${config} STDOUT "^{\n  \"schema_version\": 2,\n  \"kind\": \"count\",")
 endforeach()
 
 # Published figures, end to end.
@@ -46,8 +46,24 @@ smelt_cli_test(count.context EXIT 0 ARGS count --json --context 16 ${SMELT_EX}/t
                STDOUT "\"context_length\": 16,")
 smelt_cli_test(count.megatron EXIT 0 ARGS count --json --convention megatron ${SMELT_EX}/tiny-moe.json
                STDOUT "\"convention\": \"megatron\",.*\"terms_training\"")
+# tiny-moe: layer 1 dense (first_dense 1), layers 2-3 MoE looped twice, layer 4 MoE once: three runs.
 smelt_cli_test(count.layers EXIT 0 ARGS count --layers ${SMELT_EX}/tiny-moe.json
-               STDOUT "layer +kind +attn +visits.*\n +2 +moe +full +2 ")
+               STDOUT "\ntiny-moe\nlayers +kind +attn +visits +params +FLOPs/visit +KV B/visit\n +1 +dense +full +1 +36.992 K +74.880 kFLOP +128 B\n +2-3 +moe +full +2 +68.224 K +63.616 kFLOP +128 B\n +4 +moe +full +1 +68.224 K +63.616 kFLOP +128 B\n$")
+smelt_cli_test(count.layers.every_layer EXIT 0 ARGS count --layers --every-layer ${SMELT_EX}/tiny-moe.json
+               STDOUT "\nlayer +kind +attn +visits.*\n +1 +dense +full +1 .*\n +2 +moe +full +2 .*\n +3 +moe +full +2 .*\n +4 +moe +full +1 [^\n]*\n$")
+# smelt-looped-12l: 12 MoE layers, full attention, layers 4-9 looped twice: before, inside and after the loop.
+smelt_cli_test(count.runs.looped EXIT 0 ARGS count --json ${SMELT_EX}/smelt-looped-12l.json
+               STDOUT "\"layer_runs\": \\[\n    {\n      \"first\": 1,\n      \"last\": 3,\n      \"step\": 1,\n      \"count\": 3,\n      \"kind\": \"moe\",\n      \"attention\": \"full\",\n      \"visits\": 1,.*\"first\": 4,\n      \"last\": 9,\n      \"step\": 1,\n      \"count\": 6,\n      \"kind\": \"moe\",\n      \"attention\": \"full\",\n      \"visits\": 2,.*\"first\": 10,\n      \"last\": 12,\n      \"step\": 1,\n      \"count\": 3,.*\"kv_bytes_per_visit\": 704.0\n    }\n  \\]\n}\n$")
+# 65,536 layers alternating MoE and dense (moe.layers every 2, phase 0): two runs of every second layer, in a
+# report of about 3.3 KB (51.6 MB with one object per layer); --every-layer writes the 65,536 objects too.
+smelt_cli_test(count.runs.deep EXIT 0 ARGS count --layers ${SMELT_BAD}/qwen-65536-layers.json
+               STDOUT "\n +layers +kind .*\n1-65535/2 +moe +full +1 +1.798 B +131.904 MFLOP +2.25 KiB\n2-65536/2 +dense +full +1 +18.584 M +56.038 MFLOP +2.25 KiB\n$")
+smelt_cli_test(count.runs.deep_json EXIT 0 ARGS count --json ${SMELT_BAD}/qwen-65536-layers.json
+               STDOUT "\"first\": 1,\n      \"last\": 65535,\n      \"step\": 2,\n      \"count\": 32768,\n      \"kind\": \"moe\",.*\"first\": 2,\n      \"last\": 65536,\n      \"step\": 2,\n      \"count\": 32768,\n      \"kind\": \"dense\",[^{}]*{[^{}]*}[^{}]*{[^{}]*}[^{}]*}\n  \\]\n}\n$")
+set_tests_properties(cli.count.runs.deep cli.count.runs.deep_json PROPERTIES TIMEOUT 5)
+smelt_cli_test(count.every_layer.json EXIT 0 ARGS count --json --every-layer ${SMELT_EX}/tiny-moe.json
+               STDOUT "\"layer_runs\": \\[.*\n  \\],\n  \"layers\": \\[\n    {\n      \"layer\": 1,\n      \"kind\": \"dense\",.*\"layer\": 4,\n      \"kind\": \"moe\",\n      \"attention\": \"full\",\n      \"visits\": 1,")
+smelt_cli_test(help.every_layer EXIT 0 ARGS count --help STDOUT "--every-layer")
 smelt_cli_test(convert.roundtrip EXIT 0 ARGS convert ${SMELT_EX}/smelt-looped-12l.json
                STDOUT_FILE ${SMELT_EX}/smelt-looped-12l.json)
 # Sparsity S = 1 - F/F0 with every expert active: 1 - 392,960 / 761,600 = 48.40% (tests/unit/count/sparsity_test.cpp).

@@ -1,5 +1,6 @@
 // smelt's native config reader, and what a config that reads must satisfy:
-// it writes back to JSON that reads to the same bytes, and it can be counted.
+// it writes back to JSON that reads to the same bytes, and it can be counted
+// into layer runs that hold every layer once.
 #include "harness.hpp"
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
@@ -11,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ModelConfig c = parse_native_config(fuzz::text_of(data, size), "<fuzz>");
     const std::string json = to_json(c);
     fuzz::require(to_json(parse_native_config(json, "<round trip>")) == json);
-    (void)count(c);
+    fuzz::require_layer_runs(c, count(c));
   } catch (const smelt::error&) {
   }
   return 0;

@@ -71,6 +71,7 @@ def line(ax, gid: str):
 
 @pytest.fixture(scope="module")
 def looped_count(tmp_path_factory) -> dict:
+    """The count report (layers in runs) of the 54B Baseline's derived config: 30 layers, 8-22 looped twice."""
     folder = tmp_path_factory.mktemp("layers")
     subprocess.run(
         [smelt_match(), "derive", str(EXAMPLES / "smelt-baseline-54b.json"), "--out", "smelt.json"],
@@ -79,6 +80,12 @@ def looped_count(tmp_path_factory) -> dict:
         capture_output=True,
     )
     return run_json("count", "smelt.json", "--json", cwd=folder)
+
+
+def every_layer(count_report: dict) -> list[dict]:
+    """A count report's runs written out, one entry per layer in order (each a run's entry)."""
+    layers = [(n, run) for run in count_report["layer_runs"] for n in range(run["first"], run["last"] + 1, run["step"])]
+    return [run for _, run in sorted(layers, key=lambda x: x[0])]
 
 
 def bad(tmp_path: Path, *args: str) -> tuple[int, str]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 import smelt
-from conftest import EXAMPLES, ROOT, cli_json, same_bytes
+from conftest import EXAMPLES, ROOT, cli_json, cli_path, same_bytes
 
 CONFIGS = sorted(
     str(p.relative_to(ROOT))
@@ -54,9 +55,59 @@ def test_typed_access_reads_the_documented_numbers() -> None:
     assert r.flops.terms.lm_head == 128000.0  # 2 x H x V = 2 x 64 x 1000
     assert r.kv.bytes_per_token == 768.0
     assert r.layers_executed == 6  # 4 layers, 2 of them twice
-    assert r.layers[1].layer == 2 and r.layers[1].visits == 2
-    assert r.layers[1].flops_per_visit.total == 63616.0
+    # Layer 1 dense (first_dense 1), layers 2-3 MoE looped twice, layer 4 MoE once: three runs.
+    assert [(run.first, run.last, run.step, run.count, run.visits) for run in r.layer_runs] == [
+        (1, 1, 1, 1, 1),
+        (2, 3, 1, 2, 2),
+        (4, 4, 1, 1, 1),
+    ]
+    assert r.layer_runs[1].flops_per_visit.total == 63616.0
+    assert list(r.layer_runs[1].layer_numbers) == [2, 3]
     assert r["kv_cache"]["bytes_at_context"] == 6144  # 768 B x 8 tokens
+
+
+def test_every_layer_adds_one_entry_per_layer() -> None:
+    r = smelt.count(EXAMPLES / "tiny-moe.json", every_layer=True)
+    assert [(x.layer, x.kind, x.visits) for x in r.layers] == [
+        (1, "dense", 1),
+        (2, "moe", 2),
+        (3, "moe", 2),
+        (4, "moe", 1),
+    ]
+    assert r.layers[1].flops_per_visit.total == 63616.0
+    # A run's entry is each of its layers' entry, "layer" replaced by first, last, step and count.
+    run = {k: v for k, v in r.layer_runs[1].to_dict().items() if k not in ("first", "last", "step", "count")}
+    assert run == {k: v for k, v in r.layers[2].to_dict().items() if k != "layer"}
+    rule = r"^CountReport has no field 'layers': smelt.count\(..., every_layer=True\) writes one per layer"
+    with pytest.raises(AttributeError, match=rule):
+        smelt.count(EXAMPLES / "tiny-moe.json").layers
+
+
+def test_every_layer_equals_the_cli_byte_for_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    path = "examples/hf/llama4-maverick.json"
+    args = ("count", "--json", "--every-layer", path)
+    done = subprocess.run([str(cli_path()), *args], capture_output=True, cwd=ROOT)
+    assert smelt.count(path, every_layer=True).to_json().encode() == done.stdout
+
+
+def test_a_looped_span_and_its_neighbours_are_three_runs() -> None:
+    # smelt-looped-12l: 12 MoE layers (moe.layers first_dense 0, every 1), pattern [full], layers 4-9 looped
+    # twice. Before the loop 1-3 and after it 10-12 cost the same but are not consecutive; 4-9 have 2 visits.
+    r = smelt.count(EXAMPLES / "smelt-looped-12l.json")
+    runs = [(run.first, run.last, run.step, run.visits) for run in r.layer_runs]
+    assert runs == [(1, 3, 1, 1), (4, 9, 1, 2), (10, 12, 1, 1)]
+    assert sum(run.count * run.visits for run in r.layer_runs) == r.layers_executed == 18
+
+
+def test_65536_alternating_layers_are_two_runs_in_3_kb() -> None:
+    # moe.layers {first_dense 0, every 2, phase 0}: 1-based layers 1, 3, ..., 65535 are MoE, 2, ..., 65536 dense.
+    r = smelt.count(ROOT / "tests" / "data" / "qwen-65536-layers.json")
+    assert [(run.first, run.last, run.step, run.count, run.kind) for run in r.layer_runs] == [
+        (1, 65535, 2, 32768, "moe"),
+        (2, 65536, 2, 32768, "dense"),
+    ]
+    assert len(r.to_json()) == 3389  # 3,057 before the sparsity block; 51,599,860 bytes with one object per layer
 
 
 def test_a_dict_counts_as_its_file_does() -> None:

@@ -208,10 +208,30 @@ def test_sweep_heatmaps_hold_the_reports_mismatch_and_executed_depth(tmp_path):
     assert off_grid[0].startswith("baseline: 12 layers, max 0.000% (yes); depth 0.5x: 6 layers, max 0.391% (yes)")
 
 
+def test_a_version_1_report_with_one_object_per_layer_draws_the_same_bars():
+    # count --json --every-layer writes the version-1 "layers" beside the runs: as a version-1 report (no
+    # layer_runs) it must draw what the runs draw.
+    runs = run_json("count", "--json", str(EXAMPLES / "smelt-looped-12l.json"))
+    every = run_json("count", "--json", "--every-layer", str(EXAMPLES / "smelt-looped-12l.json"))
+    v1 = {k: v for k, v in every.items() if k != "layer_runs"}
+    v1["schema_version"] = 1
+    assert len(runs["layer_runs"]) == 3 and len(v1["layers"]) == 12
+
+    def bars(report):
+        return [[(b.get_x(), b.get_height()) for b in c] for ax in plot.plot_layers(report).axes for c in ax.containers]
+
+    assert bars(v1) == bars(runs)
+    assert len(bars(runs)[0]) == 12
+
+
 def test_layers_stack_each_terms_flops_per_token_and_parameters_and_mark_the_loop(looped_count):
     fig = plot.plot_layers(looped_count)
     top, bottom = fig.axes
-    layers = looped_count["layers"]
+    # The report's runs: 1-7, 8-22 (looped), 23-30; one bar per layer, at its run's cost.
+    runs = [(x["first"], x["last"], x["visits"]) for x in looped_count["layer_runs"]]
+    assert runs == [(1, 7, 1), (8, 22, 2), (23, 30, 1)]
+    layers = plot_reports.every_layer(looped_count)
+    assert len(layers) == 30
     assert looped_count["loop"]["span"] == "8-22" and looped_count["loop"]["count"] == 2
     for container in top.containers:
         term = container.get_label()

@@ -42,6 +42,43 @@ def test_a_loop_span_that_is_not_first_last_is_named(looped_count):
     assert refused("layers", looped_count, beyond)[0].startswith('loop.span = "8-31": must be')
 
 
+def test_runs_that_overlap_leave_a_layer_out_or_miscount_are_named(looped_count):
+    # The runs are 1-7, 8-22 (looped) and 23-30: each edit breaks the rule that every layer is in one run.
+    def overlap(r):
+        r["layer_runs"][1].update(first=7, count=16)
+
+    assert refused("layers", looped_count, overlap) == ["layer_runs[1]: holds layer 7, which layer_runs[0] holds too"]
+
+    def gap(r):
+        del r["layer_runs"][2]
+
+    assert refused("layers", looped_count, gap) == [
+        "layer_runs: must hold every layer from 1 to layers_stored = 30; layer 23 is in none"
+    ]
+
+    def miscount(r):
+        r["layer_runs"][0]["count"] = 8
+
+    assert refused("layers", looped_count, miscount) == [
+        "layer_runs[0].count = 8: must be (last - first) / step + 1, a whole number"
+    ]
+
+    def beyond(r):
+        r["layer_runs"][2].update(last=31, count=9)
+
+    assert refused("layers", looped_count, beyond) == [
+        "layer_runs[2].last = 31: must be from first = 23 to layers_stored = 30"
+    ]
+
+    def deep(r):  # the runs are never written out past the deepest config
+        r["layers_stored"] = 2**40
+        r["layer_runs"][2].update(last=2**40, count=2**40 - 22)
+
+    assert refused("layers", looped_count, deep) == [
+        "layers_stored = 1099511627776: must be at most 65536, the deepest config smelt counts"
+    ]
+
+
 def test_an_integer_too_large_for_a_double_or_matplotlib_is_named(derive_report):
     def edit(r):
         r["alternatives"][0]["contexts"][0]["params_non_embedding"]["mismatch_pct"] = 10**400

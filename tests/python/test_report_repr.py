@@ -15,9 +15,13 @@ TINY = json.loads((EXAMPLES / "tiny-moe.json").read_text())
 def test_a_count_report_prints_its_fields_and_its_parts_by_type() -> None:
     r = smelt.count(EXAMPLES / "tiny-moe.json")
     assert repr(r) == (
-        "CountReport(schema_version=1, kind='count', model='tiny-moe', convention='smelt', context_length=8, "
+        "CountReport(schema_version=2, kind='count', model='tiny-moe', convention='smelt', context_length=8, "
         "layers_stored=4, layers_executed=6, loop=Loop(...), params=Params(...), flops_per_token=Flops(...), "
-        "kv_cache=KvCache(...), sparsity=Sparsity(...), layers=[Layer(...), Layer(...), Layer(...), Layer(...)])"
+        "kv_cache=KvCache(...), sparsity=Sparsity(...), layer_runs=[LayerRun(...), LayerRun(...), LayerRun(...)])"
+    )
+    # Layer 1 dense, 2-3 MoE looped twice, 4 MoE once: three runs.
+    assert repr(r.layer_runs[1]).startswith(
+        "LayerRun(first=2, last=3, step=1, count=2, kind='moe', attention='full', visits=2, params=ParamTerms(...), "
     )
     # 6 visits x 2 (K, V) x 2 KV heads x 16 head_dim x 2 bytes = 768 per token; x 8 tokens = 6144.
     assert repr(r.kv) == "KvCache(bytes_per_token=768.0, elements_per_token=384.0, bytes_at_context=6144, element_bytes=2)"
@@ -50,7 +54,7 @@ def test_derived_knobs_print_as_knobs() -> None:
 def test_a_long_name_is_cut_and_a_long_list_shows_its_length(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "long.json"
     path.write_text(json.dumps(dict(TINY, name="n" * 100, num_layers=8)))
-    r = smelt.count(path)
+    r = smelt.count(path, every_layer=True)
     # 64 bytes of the name, "...", and its length (src/util/excerpt.cpp's name_excerpt).
     assert f"model='{'n' * 64}... (100 bytes)'" in repr(r)
     assert repr(r).endswith("layers=[Layer(...), Layer(...), Layer(...), Layer(...), Layer(...), ... 8 entries])")

@@ -51,7 +51,7 @@ def test_decoding_from_the_cache_gives_the_full_forward_s_logits(name):
     assert torch.allclose(one, full, rtol=0, atol=1e-10)
     assert torch.allclose(mixed_steps, full, rtol=0, atol=1e-10)
     # After T tokens each slot holds smelt's elements per token held x tokens held at context T, visit by visit.
-    kv = smelt.count(cfg, context=T).to_dict()
+    kv = smelt.count(cfg, context=T, every_layer=True).to_dict()
     assert len(cache) == len(model.schedule)
     for slot, (i, _) in zip(cache, model.schedule):
         layer = kv["layers"][i]

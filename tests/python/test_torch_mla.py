@@ -142,7 +142,7 @@ def test_the_mla_cache_holds_the_latent_and_the_rope_key(name):
     model = st.build_model(cfg, seed=0)
     cache = st.KVCache()
     model(torch.randint(0, cfg["vocab_size"], (1, t)), cache=cache)
-    kv = smelt.count(cfg, context=t).to_dict()
+    kv = smelt.count(cfg, context=t, every_layer=True).to_dict()
     a = cfg["attention"]
     assert len(cache) == len(model.schedule)
     for slot, (i, _) in zip(cache, model.schedule):

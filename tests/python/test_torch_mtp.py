@@ -98,7 +98,7 @@ def test_mtp_forward_flops_equal_smelt(name):
     assert total - core + core * (t + 1) // (2 * t) == own * t
     # smelt's per module: 2*(2H*H) + the last layer's forward (full attention) + 2*H*V.
     full = {**cfg["attention"], "pattern": ["full"], "window": 0, "chunk": 0}
-    last = smelt.count({**cfg, "attention": full}, context=t).to_dict()["layers"][-1]
+    last = smelt.count({**cfg, "attention": full}, context=t, every_layer=True).to_dict()["layers"][-1]
     assert own == d * (2 * 2 * h * h + last["flops_per_visit"]["total"] + 2 * h * v)
 
 

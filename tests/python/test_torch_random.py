@@ -227,7 +227,7 @@ def test_a_random_config_decodes_as_its_full_forward(seed):
             at += n
     assert torch.allclose(torch.cat(out, dim=1), full, rtol=0, atol=1e-10)
     # After T tokens each slot (one per visit) holds smelt's elements per token held x tokens held.
-    kv = smelt.count(cfg, context=t).to_dict()
+    kv = smelt.count(cfg, context=t, every_layer=True).to_dict()
     assert len(cache) == len(model.schedule) == kv["layers_executed"]
     for slot, (i, _) in zip(cache, model.schedule):
         layer = kv["layers"][i]
