@@ -33,9 +33,13 @@ bash scripts/check-format.sh
 # toolkit is) CUDA switched on (warnings as errors in the asan build: GCC 12 at -O3 warns falsely in std::string): the package installed
 # into build/venv is the one the C++ tests below ran on.
 phase "build: pip install . with the tests (Release, build/python)"
+# --config-settings, not -C: Debian 12's pip (23.0) has only the long form.
+defines=()
+for option in SMELT_BUILD_TESTS SMELT_BUILD_EXAMPLES SMELT_BUILD_BENCH SMELT_WITH_CUDA; do
+  defines+=("--config-settings=cmake.define.$option=ON")
+done
 CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$py" -m pip install -q --disable-pip-version-check --no-build-isolation \
-  -C cmake.define.SMELT_BUILD_TESTS=ON -C cmake.define.SMELT_BUILD_EXAMPLES=ON -C cmake.define.SMELT_BUILD_BENCH=ON \
-  -C cmake.define.SMELT_WITH_CUDA=ON .
+  "${defines[@]}" .
 cmake --build build/python -j"$jobs"
 
 phase "tests (ctest, build/python)"
