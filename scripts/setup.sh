@@ -122,7 +122,7 @@ fi
 # torch 2.5.1; --no-deps since it asks for numpy<2, and these tests run with numpy 2.
 megatron_version=0.14.0
 if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
-  if "$venv/bin/python" -m pip show -q megatron-core 2>/dev/null | grep -q "^Version: $megatron_version"; then
+  if "$venv/bin/python" -m pip show megatron-core 2>/dev/null | grep -q "^Version: $megatron_version"; then
     say "python: megatron-core $megatron_version present"
   else
     say "python: pip install --no-deps megatron-core==$megatron_version (PyPI)"
