@@ -155,12 +155,6 @@ SolverSetup make_setup(const SolverArgs& a) {
   return s;
 }
 
-Knobs knobs_of_baseline(const MatchResult& r) {
-  const ModelConfig& b = r.baseline;
-  return {b.hidden_size,        b.moe.num_experts,  b.attention.num_heads, b.attention.num_kv_heads,
-          b.attention.head_dim, b.moe.expert_width, b.moe.shared_width,    b.ffn.dense_width};
-}
-
 std::string match_list(const MatchResult& r) {
   std::string out;
   for (const Budget b : r.options.match) out += (out.empty() ? "" : ", ") + std::string(to_string(b));
