@@ -91,7 +91,7 @@ std::string human_report(const MatchResult& r) {
     rows.push_back({"KV cache bytes/token" + ctx, human(at.kv.baseline, Unit::bytes),
                     human(at.kv.candidate, Unit::bytes), signed_pct(at.kv.mismatch_pct)});
   }
-  const Knobs base = knobs_of_baseline(r);
+  const Knobs base = knobs_of(r.baseline);
   rows.push_back({"hidden size", std::to_string(base.hidden), std::to_string(best.knobs.hidden), ""});
   rows.push_back({"routed experts", std::to_string(base.experts), std::to_string(best.knobs.experts), ""});
   rows.push_back({"heads/KV heads/head_dim", geometry(base), geometry(best.knobs), ""});

@@ -9,32 +9,27 @@
 namespace smelt::cli {
 namespace {
 
-std::optional<KnobRange> parse_range(const char* option, const std::string& text, detail::Violations& errors) {
-  if (text.empty()) return std::nullopt;
-  KnobRange r;
+// "V" or "LO:HI" as a Range (KnobRange, RatioRange); the library checks the
+// values' ranges. `noun` says what V is in the message ("a value", "a ratio").
+template <class Range>
+std::optional<Range> parse_range(std::string_view option, std::string_view noun, const std::string& text,
+                                 detail::Violations& errors) {
+  Range r;
   const auto colon = text.find(':');
   const bool ok = colon == std::string::npos ? parse_number(std::string_view(text), r.lo) && (r.hi = r.lo, true)
                                              : parse_number(std::string_view(text).substr(0, colon), r.lo) &&
                                                    parse_number(std::string_view(text).substr(colon + 1), r.hi);
   if (!ok) {
-    errors.add(fmt::format("{} = \"{}\": must be a value or a range LO:HI", option, text));
+    errors.add(fmt::format("{} = \"{}\": must be {} or a range LO:HI", option, text, noun));
     return std::nullopt;
   }
   return r;
 }
 
-// "V" or "LO:HI" as a ratio range; the library checks the values' ranges.
-std::optional<RatioRange> parse_ratio(const std::string& text, detail::Violations& errors) {
-  RatioRange r;
-  const auto colon = text.find(':');
-  const bool ok = colon == std::string::npos ? parse_number(std::string_view(text), r.lo) && (r.hi = r.lo, true)
-                                             : parse_number(std::string_view(text).substr(0, colon), r.lo) &&
-                                                   parse_number(std::string_view(text).substr(colon + 1), r.hi);
-  if (!ok) {
-    errors.add(fmt::format("--attention-ratio = \"{}\": must be a ratio or a range LO:HI", text));
-    return std::nullopt;
-  }
-  return r;
+// A knob's range; empty text leaves the knob to its default domain.
+std::optional<KnobRange> parse_knob(std::string_view option, const std::string& text, detail::Violations& errors) {
+  if (text.empty()) return std::nullopt;
+  return parse_range<KnobRange>(option, "a value", text, errors);
 }
 
 }  // namespace
@@ -108,19 +103,20 @@ SolverSetup make_setup(const SolverArgs& a) {
   s.recipe.loops = a.loops;
   if (a.residual_scale_option && a.residual_scale_option->count() > 0) s.recipe.residual_scale = a.residual_scale;
   if (a.depth_option && a.depth_option->count() > 0) s.recipe.depth = a.depth;
-  s.space.hidden = parse_range("--hidden", a.hidden, errors);
-  s.space.experts = parse_range("--experts", a.experts, errors);
-  s.space.head_dim = parse_range("--head-dim", a.head_dim, errors);
-  s.space.kv_heads = parse_range("--kv-heads", a.kv_heads, errors);
-  s.space.heads = parse_range("--heads", a.heads, errors);
-  s.space.expert_width = parse_range("--expert-width", a.expert_width, errors);
+  s.space.hidden = parse_knob("--hidden", a.hidden, errors);
+  s.space.experts = parse_knob("--experts", a.experts, errors);
+  s.space.head_dim = parse_knob("--head-dim", a.head_dim, errors);
+  s.space.kv_heads = parse_knob("--kv-heads", a.kv_heads, errors);
+  s.space.heads = parse_knob("--heads", a.heads, errors);
+  s.space.expert_width = parse_knob("--expert-width", a.expert_width, errors);
   if (a.free_heads && a.keep_heads)
     errors.add(
         "--keep-heads: contradicts --free-heads (keep the Baseline's query heads, or let them move: the "
         "default)");
   s.space.free_heads = !a.keep_heads;
   s.space.max_head_dim = a.max_head_dim;
-  if (const auto ratio = parse_ratio(a.attention_ratio, errors)) s.space.attention_ratio = *ratio;
+  if (const auto ratio = parse_range<RatioRange>("--attention-ratio", "a ratio", a.attention_ratio, errors))
+    s.space.attention_ratio = *ratio;
   s.space.align_hidden = a.align_hidden;
   s.space.align_experts = a.align_experts;
   s.space.align_head_dim = a.align_head_dim;
@@ -153,12 +149,6 @@ SolverSetup make_setup(const SolverArgs& a) {
   s.options.top = a.top;
   errors.throw_if_any();
   return s;
-}
-
-Knobs knobs_of_baseline(const MatchResult& r) {
-  const ModelConfig& b = r.baseline;
-  return {b.hidden_size,        b.moe.num_experts,  b.attention.num_heads, b.attention.num_kv_heads,
-          b.attention.head_dim, b.moe.expert_width, b.moe.shared_width,    b.ffn.dense_width};
 }
 
 std::string match_list(const MatchResult& r) {

@@ -53,8 +53,7 @@ struct SolverSetup {
 };
 SolverSetup make_setup(const SolverArgs& args);
 
-// The Baseline's knob values, and the matched budgets as "flops, params".
-Knobs knobs_of_baseline(const MatchResult& r);
+// The matched budgets as "flops, params".
 std::string match_list(const MatchResult& r);
 
 }  // namespace smelt::cli

@@ -121,6 +121,10 @@ struct Knobs {
   friend bool operator==(const Knobs&, const Knobs&) = default;
 };
 
+// The knob values a config holds: the Baseline's own, or a candidate's (then
+// equal to Candidate::knobs).
+Knobs knobs_of(const ModelConfig& config);
+
 // One way to split an attention width into heads: query heads, KV heads and
 // head size (the knobs' names).
 struct HeadSplit {

@@ -24,6 +24,7 @@
 #include "util/bounds.hpp"
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::detail {
 namespace {
@@ -380,10 +381,10 @@ std::vector<std::string> hf_model_types() {
 }
 
 ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
-  std::vector<Violation> violations;
+  Violations violations;
   JsonObject root(json, "", violations);
   const std::string type = root.string("model_type");
-  if (!violations.empty()) throw config_error(std::move(violations));
+  violations.throw_if_any();
   const auto family =
       std::find_if(kFamilies.begin(), kFamilies.end(), [&](const Family& f) { return f.model_type == type; });
   if (family == kFamilies.end())
@@ -404,7 +405,7 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
   }
   drop_unused_moe(c);
   read_hf_loop(root, c);
-  if (!violations.empty()) throw config_error(std::move(violations));
+  violations.throw_if_any();
   return c;
 }
 

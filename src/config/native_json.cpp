@@ -10,6 +10,7 @@
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "util/json_reader.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -124,24 +125,24 @@ bool covers(std::string_view reported, std::string_view field) {
 
 // Reading found problems; the rules may find more in the fields that did read
 // well. Report both, skipping rule violations on fields already reported.
-std::vector<Violation> merge_rule_violations(const ModelConfig& c, std::vector<Violation> violations) {
+void merge_rule_violations(const ModelConfig& c, detail::Violations& violations) {
   try {
     detail::validate_fields(c);
   } catch (const config_error& e) {
     for (const auto& rule : e.violations()) {
-      const bool seen = std::any_of(violations.begin(), violations.end(),
-                                    [&](const Violation& v) { return covers(v.field, rule.field); });
-      if (!seen) violations.push_back(rule);
+      const auto& listed = violations.list();
+      const bool seen =
+          std::any_of(listed.begin(), listed.end(), [&](const Violation& v) { return covers(v.field, rule.field); });
+      if (!seen) violations.add(rule);
     }
   }
-  return violations;
 }
 
 }  // namespace
 
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
-  std::vector<Violation> violations;
+  detail::Violations violations;
   ModelConfig c;
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
   detail::JsonObject root(json, "", violations);
@@ -168,7 +169,10 @@ ModelConfig parse_native_config(std::string_view text, std::string_view source) 
   if (auto l = root.object("loop", true)) read_loop(*l, c);
   c.mtp_modules = root.integer("mtp_modules", 0);
   root.reject_unknown_keys();
-  if (!violations.empty()) throw config_error(merge_rule_violations(c, std::move(violations)));
+  if (!violations.empty()) {
+    merge_rule_violations(c, violations);
+    violations.throw_if_any();
+  }
   validate(c);
   return c;
 }

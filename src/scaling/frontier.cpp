@@ -22,6 +22,7 @@
 #include "smelt/error.hpp"
 #include "smelt/scaling_frontier.hpp"
 #include "util/excerpt.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -46,11 +47,11 @@ std::string law_name(const Law& law) { return law_name(law.label); }
 // are checked this way, one by one, and must cost no more than a few
 // comparisons each).
 bool problem_of(LawForm form, const std::vector<double>& v, double sparsity, Problem& out,
-                std::vector<Violation>* errors = nullptr, const std::string& label = {}) {
+                detail::Violations* errors = nullptr, const std::string& label = {}) {
   bool ok = true;
   const auto fail = [&](auto&& message) {
     ok = false;
-    if (errors) errors->push_back(message());
+    if (errors) errors->add(message());
     return errors != nullptr;  // keep checking only to explain
   };
   const bool chinchilla = form == LawForm::chinchilla;
@@ -97,8 +98,8 @@ bool problem_of(LawForm form, const std::vector<double>& v, double sparsity, Pro
 
 Problem problem(const Law& law, double sparsity) {
   Problem pr;
-  std::vector<Violation> errors;
-  if (!problem_of(law.form, law.params, sparsity, pr, &errors, law.label)) throw config_error(std::move(errors));
+  detail::Violations errors;
+  if (!problem_of(law.form, law.params, sparsity, pr, &errors, law.label)) errors.throw_if_any();
   return pr;
 }
 

@@ -51,22 +51,22 @@ ordered_json law_json(const Law& law) {
 
 // `count` numbers, or a violation naming `field` and the rule.
 std::vector<double> numbers(const nlohmann::json& v, std::size_t count, const std::string& field,
-                            const std::string& rule, std::vector<Violation>& violations) {
+                            const std::string& rule, detail::Violations& violations) {
   std::vector<double> out;
   if (v.is_array() && v.size() == count)
     for (const auto& x : v)
       if (x.is_number()) out.push_back(x.get<double>());
   if (out.size() != count) {
-    violations.push_back(fmt::format("{} = {}: must be {}", field, detail::json_excerpt(v), rule));
+    violations.add(fmt::format("{} = {}: must be {}", field, detail::json_excerpt(v), rule));
     out.clear();
   }
   return out;
 }
 
-Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Violation>& violations) {
+Law read_law(const nlohmann::json& json, const std::string& path, detail::Violations& violations) {
   Law law;
   if (!json.is_object()) {
-    violations.push_back(fmt::format("{}: must be a law object", path));
+    violations.add(fmt::format("{}: must be a law object", path));
     return law;
   }
   detail::JsonObject o(json, path, violations);
@@ -76,7 +76,7 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Vi
   try {
     law.form = parse_law_form(form, o.field("form"));
   } catch (const config_error& e) {
-    violations.insert(violations.end(), e.violations().begin(), e.violations().end());
+    violations.merge(e);
     o.reject_unknown_keys();
     return law;
   }
@@ -96,7 +96,7 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Vi
   law.status = o.string("status", "");
   if (const auto* b = o.raw("bootstrap")) {
     if (!b->is_array())
-      violations.push_back(fmt::format("{} = {}: must be an array", o.field("bootstrap"), detail::json_excerpt(*b)));
+      violations.add(fmt::format("{} = {}: must be an array", o.field("bootstrap"), detail::json_excerpt(*b)));
     for (std::size_t i = 0; b->is_array() && i < b->size(); ++i) {
       const std::string rule = fmt::format("an array of {} numbers ({})", names.size(), list);
       auto sample = numbers((*b)[i], names.size(), fmt::format("{}[{}]", o.field("bootstrap"), i), rule, violations);
@@ -107,7 +107,7 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Vi
     for (const auto& name : names) {
       const auto* v = ci->raw(name);
       if (!v) {
-        violations.push_back(fmt::format("{}: missing (required when ci lists any parameter)", ci->field(name)));
+        violations.add(fmt::format("{}: missing (required when ci lists any parameter)", ci->field(name)));
         continue;
       }
       const auto bounds = numbers(*v, 2, ci->field(name), "[low, high]", violations);
@@ -125,33 +125,31 @@ Law read_law(const nlohmann::json& json, const std::string& path, std::vector<Vi
   return law;
 }
 
-std::vector<Law> parse_laws(const nlohmann::json& json, std::vector<Violation>& violations) {
+std::vector<Law> parse_laws(const nlohmann::json& json, detail::Violations& violations) {
   std::vector<Law> laws;
   if (json.is_object() && !json.contains("laws") && !json.contains("schema_version") && !json.contains("kind")) {
     laws.push_back(read_law(json, "", violations));  // a single hand-written law
     return laws;
   }
   if (!json.is_object()) {
-    violations.push_back(
-        "top level: must be a law file ({\"schema_version\": 1, \"laws\": [...]}) or a single law object");
+    violations.add("top level: must be a law file ({\"schema_version\": 1, \"laws\": [...]}) or a single law object");
     return laws;
   }
   detail::JsonObject o(json, "", violations);
   const std::int64_t version = o.integer("schema_version");
   if (o.has("schema_version") && version != kLawSchemaVersion)
-    violations.push_back(fmt::format("schema_version = {}: must be {}", version, kLawSchemaVersion));
+    violations.add(fmt::format("schema_version = {}: must be {}", version, kLawSchemaVersion));
   if (o.has("kind")) {
     const auto* kind = o.raw("kind");
     if (!kind->is_string() || kind->get<std::string>() != kLawKind)
-      violations.push_back(
+      violations.add(
           fmt::format("kind = {}: must be \"{}\", the kind of a law file", detail::json_excerpt(*kind), kLawKind));
   }
   const auto* list = o.raw("laws");
   if (!list)
-    violations.push_back("laws: missing (required)");
+    violations.add("laws: missing (required)");
   else if (!list->is_array() || list->empty())
-    violations.push_back(
-        fmt::format("laws = {}: must be a non-empty array of law objects", detail::json_excerpt(*list)));
+    violations.add(fmt::format("laws = {}: must be a non-empty array of law objects", detail::json_excerpt(*list)));
   else
     for (std::size_t i = 0; i < list->size(); ++i)
       laws.push_back(read_law((*list)[i], fmt::format("laws[{}]", i), violations));
@@ -179,15 +177,16 @@ std::vector<Law> read_laws(const std::filesystem::path& path) {
 }
 
 std::vector<Law> detail::parse_law_file(std::string_view text, const std::string& source) {
-  std::vector<Violation> violations;
+  detail::Violations violations;
   std::vector<Law> laws;
   try {
     laws = parse_laws(detail::parse_json_text(text, source), violations);
   } catch (const config_error& e) {
-    violations = e.violations();
+    violations = {};
+    violations.merge(e);
   }
   if (violations.empty()) return laws;
-  detail::throw_within(fmt::format("while reading laws '{}'", source), violations);
+  detail::throw_within(fmt::format("while reading laws '{}'", source), violations.list());
 }
 
 }  // namespace smelt

@@ -22,6 +22,7 @@
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 #include "util/parse_number.hpp"
+#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -47,7 +48,7 @@ struct Table {
   }
 };
 
-Table csv_table(std::string_view text, const std::string& source, std::vector<Violation>& violations) {
+Table csv_table(std::string_view text, const std::string& source, detail::Violations& violations) {
   Table t;
   auto records = detail::read_csv(text, source);
   if (records.empty()) return t;
@@ -55,13 +56,13 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<Vi
   for (std::size_t c = 0; c < t.columns.size(); ++c)
     if (std::find(t.columns.begin(), t.columns.begin() + static_cast<std::ptrdiff_t>(c), t.columns[c]) !=
         t.columns.begin() + static_cast<std::ptrdiff_t>(c))
-      violations.push_back(
+      violations.add(
           fmt::format("{}: column \"{}\" appears twice in the header", source, detail::excerpt(t.columns[c])));
   for (std::size_t r = 1; r < records.size(); ++r) {
     auto& fields = records[r];
     if (fields.size() != t.columns.size()) {
-      detail::record(violations, fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(),
-                                             t.columns.size()));
+      violations.add(
+          fmt::format("{}: row {}: has {} fields, the header has {}", source, r, fields.size(), t.columns.size()));
       continue;
     }
     t.row_numbers.push_back(r);
@@ -75,14 +76,14 @@ Table csv_table(std::string_view text, const std::string& source, std::vector<Vi
   return t;
 }
 
-Table json_table(std::string_view text, const std::string& source, std::vector<Violation>& violations) {
+Table json_table(std::string_view text, const std::string& source, detail::Violations& violations) {
   const nlohmann::json json = detail::parse_json_text(text, source);
   if (!json.is_array()) throw config_error(fmt::format("{}: top level must be a JSON array of objects", source));
   Table t;
   for (std::size_t r = 0; r < json.size(); ++r) {
     const auto& object = json[r];
     if (!object.is_object()) {
-      detail::record(violations, fmt::format("{}: row {}: must be an object", source, r + 1));
+      violations.add(fmt::format("{}: row {}: must be an object", source, r + 1));
       continue;
     }
     t.row_numbers.push_back(r + 1);
@@ -127,7 +128,7 @@ enum class Rule { positive, fraction };  // > 0; in [0, 1)
 
 class RowReader {
  public:
-  RowReader(const std::string& source, std::size_t row, std::vector<Violation>& violations)
+  RowReader(const std::string& source, std::size_t row, detail::Violations& violations)
       : source_(source), row_(row), violations_(violations) {}
 
   // A finite number obeying the rule, or nullopt after recording why not.
@@ -149,12 +150,12 @@ class RowReader {
 
  private:
   std::optional<double> bad(const std::string& what) {
-    detail::record(violations_, fmt::format("{}: row {}: {}", source_, row_, what));
+    violations_.add(fmt::format("{}: row {}: {}", source_, row_, what));
     return std::nullopt;
   }
   const std::string& source_;
   std::size_t row_;
-  std::vector<Violation>& violations_;
+  detail::Violations& violations_;
 };
 
 }  // namespace
@@ -176,14 +177,14 @@ std::vector<Run> detail::parse_runs(std::string_view text, const std::string& pa
                                     const std::string& label_column,
                                     const std::vector<std::pair<std::string, std::string>>& renames) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark (spreadsheets write one)
-  std::vector<Violation> violations;
+  detail::Violations violations;
   const auto first = text.find_first_not_of(" \t\r\n");
   const bool json = first != std::string::npos && (text[first] == '[' || text[first] == '{');
   Table table = json ? json_table(text, path, violations) : csv_table(text, path, violations);
   // Other tools' column names (Epoch's "Model Size", "Training FLOP") read as ours.
   for (const auto& [from, to] : renames) {
     if (!table.has(from)) {
-      violations.push_back(fmt::format("{}: renames \"{}\" -> \"{}\": no column \"{}\"", path, from, to, from));
+      violations.add(fmt::format("{}: renames \"{}\" -> \"{}\": no column \"{}\"", path, from, to, from));
       continue;
     }
     for (auto& c : table.columns)
@@ -199,17 +200,17 @@ std::vector<Run> detail::parse_runs(std::string_view text, const std::string& pa
   auto require = [&](const std::string& column, std::string_view why) {
     if (table.has(column)) return;
     const std::string hint = detail::nearest(column, table.columns);
-    violations.push_back(
-        hint.empty() ? fmt::format("{}: missing column \"{}\" ({})", path, column, why)
-                     : fmt::format("{}: missing column \"{}\" ({}; did you mean \"{}\"?)", path, column, why, hint));
+    violations.add(hint.empty()
+                       ? fmt::format("{}: missing column \"{}\" ({})", path, column, why)
+                       : fmt::format("{}: missing column \"{}\" ({}; did you mean \"{}\"?)", path, column, why, hint));
   };
   for (const char* column :
        chinchilla ? std::vector<const char*>{"N", "loss"} : std::vector<const char*>{"F", "S", "loss"})
     require(column, "required");
   if (!label_column.empty()) require(label_column, "the label column");
   if (!table.has("D") && !table.has("C"))
-    violations.push_back(fmt::format("{}: missing column \"D\" or \"C\" (one is required)", path));
-  if (violations.size() > shape_errors) throw config_error(violations);
+    violations.add(fmt::format("{}: missing column \"D\" or \"C\" (one is required)", path));
+  if (violations.size() > shape_errors) violations.throw_if_any();
   if (table.rows.empty() && violations.empty()) throw config_error(fmt::format("{}: no runs (no data rows)", path));
 
   // chinchilla reads F as its FLOPs per token when given (C = F D, else 6 N D).
@@ -247,7 +248,7 @@ std::vector<Run> detail::parse_runs(std::string_view text, const std::string& pa
       // (C = 1e308, N = 1e-10 gives inf; C = 1e-320, N = 1e10 gives 0).
       if (ok && !(run.d > 0 && std::isfinite(run.d))) {
         ok = false;
-        violations.push_back(
+        violations.add(
             fmt::format("{}: row {}: D = C / {} = {:g} (C = {}, {} = {}): must be a positive finite "
                         "number of tokens",
                         path, number, run.f > 0 ? "F" : "(6 N)", run.d, find(row, "C")->shown, run.f > 0 ? "F" : "N",
@@ -257,16 +258,16 @@ std::vector<Run> detail::parse_runs(std::string_view text, const std::string& pa
     take(run.loss, "loss", Rule::positive);
     if (!label_column.empty()) {
       Cell* cell = find(row, label_column);
-      if (!cell) violations.push_back(fmt::format("{}: row {}: {}: missing value", path, number, label_column));
+      if (!cell) violations.add(fmt::format("{}: row {}: {}: missing value", path, number, label_column));
       if (cell && !is_utf8(cell->shown))
-        violations.push_back(fmt::format("{}: row {}: {}: not UTF-8 text (labels are written to JSON law files)", path,
-                                         number, label_column));
+        violations.add(fmt::format("{}: row {}: {}: not UTF-8 text (labels are written to JSON law files)", path,
+                                   number, label_column));
       else if (cell)
         run.label = std::move(cell->shown);  // read last: held once, by the run
     }
     if (ok) runs.push_back(std::move(run));
   }
-  if (!violations.empty()) throw config_error(violations);
+  violations.throw_if_any();
   return runs;
 }
 

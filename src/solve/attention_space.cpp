@@ -15,7 +15,6 @@ namespace smelt::detail {
 namespace {
 
 using i64 = std::int64_t;
-__extension__ typedef __int128 i128;  // products of widths (2^48) and ratio terms (2^50)
 constexpr i64 kMaxAttentionSize = kMaxWidth;
 // Ratios are rounded to 9 decimals; in [1e-6, 1e6] the numerator stays below
 // 2^50 and is never rounded to 0.
@@ -23,10 +22,11 @@ constexpr double kMinRatio = 1e-6;
 constexpr double kMaxRatio = 1e6;
 constexpr i64 kRatioDen = 1'000'000'000;
 
+// i128 (solve/fraction.hpp) holds products of widths (2^48) and ratio terms (2^50).
 i128 ceil_div(i128 a, i128 b) { return (a + b - 1) / b; }  // a >= 0, b > 0
 i64 clamp_size(i128 v) { return static_cast<i64>(std::clamp<i128>(v, 0, kMaxAttentionSize + 1)); }
-bool less(const Ratio& a, const Ratio& b) { return i128{a.num} * b.den < i128{b.num} * a.den; }
-double value_of(const Ratio& r) { return static_cast<double>(r.num) / static_cast<double>(r.den); }
+bool less(const Fraction& a, const Fraction& b) { return compare(a, b) < 0; }
+double value_of(const Fraction& r) { return static_cast<double>(r.num) / static_cast<double>(r.den); }
 
 // "V" when both ends print alike (nan included), "LO:HI" otherwise.
 std::string ratio_text(const RatioRange& r) {
@@ -87,13 +87,13 @@ std::vector<std::pair<i64, i64>> list_pairs(const KnobRange& q, const KnobRange&
 template <class F>
 void for_each_head_dim(const Attention& a, i64 align, F&& f) {
   const WidthRule& r = a.rule;
-  const i128 w_lo_num = i128{r.lo.num} * a.h_min;  // widths >= w_lo_num / lo.den
-  const i128 w_hi_num = i128{r.hi.num} * a.h_max;  // widths <= w_hi_num / hi.den
-  const i64 d_lo = std::max(a.head_dim.lo, clamp_size(ceil_div(w_lo_num, i128{r.lo.den} * a.heads.hi)));
-  const i64 d_hi = std::min(a.head_dim.hi, clamp_size(w_hi_num / (i128{r.hi.den} * a.heads.lo)));
+  const i128 w_lo_num = r.lo.num * a.h_min;  // widths >= w_lo_num / lo.den
+  const i128 w_hi_num = r.hi.num * a.h_max;  // widths <= w_hi_num / hi.den
+  const i64 d_lo = std::max(a.head_dim.lo, clamp_size(ceil_div(w_lo_num, r.lo.den * a.heads.hi)));
+  const i64 d_hi = std::min(a.head_dim.hi, clamp_size(w_hi_num / (r.hi.den * a.heads.lo)));
   for (i64 d = (d_lo + align - 1) / align * align; d <= d_hi; d += align) {
-    const KnobRange q{std::max(a.heads.lo, clamp_size(ceil_div(w_lo_num, i128{r.lo.den} * d))),
-                      std::min(a.heads.hi, clamp_size(w_hi_num / (i128{r.hi.den} * d)))};
+    const KnobRange q{std::max(a.heads.lo, clamp_size(ceil_div(w_lo_num, r.lo.den * d))),
+                      std::min(a.heads.hi, clamp_size(w_hi_num / (r.hi.den * d)))};
     if (q.lo <= q.hi && !f(d, q)) return;
   }
 }
@@ -117,12 +117,12 @@ void explain_no_width(const ModelConfig& b, const SearchSpace& space, const Atte
 }  // namespace
 
 WidthRule width_rule(const ModelConfig& b, const SearchSpace& space) {
-  const auto rounded = [](double x) { return Ratio{std::llround(x * static_cast<double>(kRatioDen)), kRatioDen}; };
+  const auto rounded = [](double x) { return Fraction{std::llround(x * static_cast<double>(kRatioDen)), kRatioDen}; };
   WidthRule rule{rounded(space.attention_ratio.lo), rounded(space.attention_ratio.hi)};
   // The default range holds the Baseline's own width, so that its geometry
   // stays a candidate; a range the user chose is kept as given.
   if (space.attention_ratio == SearchSpace{}.attention_ratio) {
-    const Ratio own{b.attention.num_heads * b.attention.head_dim, b.hidden_size};
+    const Fraction own{b.attention.num_heads * b.attention.head_dim, b.hidden_size};
     if (less(own, rule.lo)) rule.lo = own;
     if (less(rule.hi, own)) rule.hi = own;
   }
@@ -204,9 +204,8 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
   if (free) {
     // Every query-head count some head size fits: the rule over the hidden domain.
     out.heads = {
-        std::max<i64>(1, clamp_size(ceil_div(i128{out.rule.lo.num} * h_min, i128{out.rule.lo.den} * out.head_dim.hi))),
-        std::min(kMaxAttentionSize,
-                 clamp_size(i128{out.rule.hi.num} * h_max / (i128{out.rule.hi.den} * out.head_dim.lo)))};
+        std::max<i64>(1, clamp_size(ceil_div(out.rule.lo.num * h_min, out.rule.lo.den * out.head_dim.hi))),
+        std::min(kMaxAttentionSize, clamp_size(out.rule.hi.num * h_max / (out.rule.hi.den * out.head_dim.lo)))};
     if (!space.kv_heads) out.kv_heads = {1, std::max<i64>(1, out.heads.hi)};
   }
   i64 total = 0;

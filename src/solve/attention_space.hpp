@@ -9,22 +9,18 @@
 #include <vector>
 
 #include "smelt/solve.hpp"
+#include "solve/fraction.hpp"
 #include "util/violations.hpp"
 
 namespace smelt::detail {
 
-// An exact positive fraction num / den.
-struct Ratio {
-  std::int64_t num = 0;
-  std::int64_t den = 1;
-};
-
 // The attention-width rule in force: width / H in [lo, hi], compared exactly.
 // The user's ratios are rounded to 9 decimals (0.7 is 7/10); the default range
 // widens to hold the Baseline's own width ratio. Meaningful once
-// SearchSpace::attention_ratio passed its checks (resolve_attention).
+// SearchSpace::attention_ratio passed its checks (resolve_attention): then
+// both ends are positive and their terms below 2^50.
 struct WidthRule {
-  Ratio lo, hi;
+  Fraction lo, hi;
 };
 WidthRule width_rule(const ModelConfig& b, const SearchSpace& space);
 

@@ -8,20 +8,9 @@
 
 #include "smelt/config.hpp"
 #include "smelt/solve.hpp"
+#include "solve/fraction.hpp"
 
 namespace smelt::detail {
-
-__extension__ typedef __int128 i128;  // FLOPs over a whole sequence can pass 2^63
-
-// A non-negative fraction num / den with den > 0.
-struct Fraction {
-  i128 num = 0;
-  i128 den = 1;
-};
-
-// Exact three-way comparison of two fractions, without overflow: compares
-// integer parts, then the reciprocals of the remainders (a continued fraction).
-int compare(Fraction a, Fraction b);
 
 // One config's budgets, per context: FLOPs over a whole sequence of T tokens
 // (per-token FLOPs x T, exact), the LM head's share of them, KV cache bytes for

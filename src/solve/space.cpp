@@ -243,11 +243,6 @@ void set_knobs(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, i64
   }
 }
 
-Knobs knobs_of(const ModelConfig& c) {
-  return {c.hidden_size,        c.moe.num_experts,  c.attention.num_heads, c.attention.num_kv_heads,
-          c.attention.head_dim, c.moe.expert_width, c.moe.shared_width,    c.ffn.dense_width};
-}
-
 bool tie_break_less(const Plan& plan, i64 h1, i64 e1, const Geometry& g1, i64 w1, i64 h2, i64 e2, const Geometry& g2,
                     i64 w2) {
   const auto& a = plan.baseline.attention;
@@ -259,3 +254,12 @@ bool tie_break_less(const Plan& plan, i64 h1, i64 e1, const Geometry& g1, i64 w1
 }
 
 }  // namespace smelt::detail
+
+namespace smelt {
+
+Knobs knobs_of(const ModelConfig& c) {
+  return {c.hidden_size,        c.moe.num_experts,  c.attention.num_heads, c.attention.num_kv_heads,
+          c.attention.head_dim, c.moe.expert_width, c.moe.shared_width,    c.ffn.dense_width};
+}
+
+}  // namespace smelt

@@ -56,7 +56,6 @@ ModelConfig make_candidate(const Plan& plan, std::int64_t hidden, std::int64_t e
 // instead of copying the Baseline's names and lists for every count.
 void set_knobs(const Plan& plan, std::int64_t hidden, std::int64_t experts, const Geometry& g, std::int64_t width,
                ModelConfig& c);
-Knobs knobs_of(const ModelConfig& c);
 
 // Tie-break after the objective: narrower H, then more experts, then the
 // smallest change to attention geometry (query heads, then KV heads, then

@@ -114,7 +114,7 @@ std::vector<Violation> sweep_violations(const ModelConfig& baseline, const Sweep
   }
   if (o.spans.empty() && o.depths.empty())
     errors.add("SweepOptions::spans, SweepOptions::depths", "", "both empty, so the sweep has no rows");
-  return std::move(errors.list());
+  return errors.take();
 }
 
 std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& options, const SearchSpace& space,

@@ -43,13 +43,6 @@ void render(const nlohmann::json& v, std::string& out, std::size_t limit) {
 
 }  // namespace
 
-void record(std::vector<Violation>& violations, Violation v) {
-  if (violations.size() < kMaxViolations)
-    violations.push_back(std::move(v));
-  else if (violations.size() == kMaxViolations)
-    violations.push_back(fmt::format("(more violations after the first {} are not listed)", kMaxViolations));
-}
-
 std::string json_excerpt(const nlohmann::json& value) {
   std::string out;
   render(value, out, kExcerptBytes);
@@ -88,7 +81,7 @@ std::string nearest(std::string_view word, const std::vector<std::string>& known
   return best_distance <= allowed ? best : "";
 }
 
-JsonObject::JsonObject(const nlohmann::json& json, std::string path, std::vector<Violation>& violations)
+JsonObject::JsonObject(const nlohmann::json& json, std::string path, Violations& violations)
     : json_(&json), path_(std::move(path)), violations_(&violations) {}
 
 std::string JsonObject::field(std::string_view key) const {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/error.hpp"
+#include "util/violations.hpp"
 
 namespace smelt::detail {
 
@@ -33,18 +34,13 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view source);
 // without ever rendering more than that (a value may be 60 MB).
 std::string json_excerpt(const nlohmann::json& value);
 
-// Violations one input reports before the rest are summed up in one line: a
-// 64 MiB array of bad values would otherwise cost gigabytes of messages.
-inline constexpr std::size_t kMaxViolations = 100;
-void record(std::vector<Violation>& violations, Violation v);
-
 // The known word closest to `word` (edit distance), or "" if none is close.
 std::string nearest(std::string_view word, const std::vector<std::string>& known);
 
 class JsonObject {
  public:
   // `path` is the prefix for messages ("" at the root, "attention" below it).
-  JsonObject(const nlohmann::json& json, std::string path, std::vector<Violation>& violations);
+  JsonObject(const nlohmann::json& json, std::string path, Violations& violations);
 
   bool has(std::string_view key) const;
   const nlohmann::json* raw(std::string_view key);  // marks the key as known
@@ -62,12 +58,12 @@ class JsonObject {
   void reject_unknown_keys();
 
   std::string field(std::string_view key) const;  // "path.key"
-  void violation(Violation v) { record(*violations_, std::move(v)); }
+  void violation(Violation v) { violations_->add(std::move(v)); }
   // A violation of `key` in this object: "path.key = value: rule".
   void violation(std::string_view key, std::string value, std::string rule) {
     violation(Violation(field(key), std::move(value), std::move(rule)));
   }
-  std::vector<Violation>& violations() { return *violations_; }
+  Violations& violations() { return *violations_; }
   const nlohmann::json& json() const { return *json_; }
 
  private:
@@ -75,7 +71,7 @@ class JsonObject {
 
   const nlohmann::json* json_;
   std::string path_;
-  std::vector<Violation>* violations_;
+  Violations* violations_;
   std::vector<std::string> known_;
 };
 

@@ -4,6 +4,14 @@
 
 namespace smelt::detail {
 
+void Violations::add(Violation v) {
+  if (list_.size() < kMaxViolations)
+    list_.push_back(std::move(v));
+  else if (list_.size() == kMaxViolations)
+    list_.emplace_back(fmt::format("(more violations after the first {} are not listed)", kMaxViolations));
+  ++found_;
+}
+
 void Violations::range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
   if (value >= lo && value <= hi) return;  // the text only for a violation: validate() runs once per solver candidate
   const std::string shown = fmt::format("{}", value);

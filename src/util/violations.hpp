@@ -12,18 +12,28 @@
 
 namespace smelt::detail {
 
+// Violations one input reports before the rest are summed up in one line: a
+// 64 MiB array of bad values would otherwise cost gigabytes of messages.
+inline constexpr std::size_t kMaxViolations = 100;
+
+// The one collector of violations: every reader, validator and option parser
+// adds to one of these, so that every list stops at the same cap.
 class Violations {
  public:
-  void add(Violation v) { list_.push_back(std::move(v)); }
+  // The first kMaxViolations are listed; the next adds one line saying that
+  // more were found, and the rest are counted but not listed.
+  void add(Violation v);
   void add(std::string field, std::string value, std::string rule) {
-    list_.emplace_back(std::move(field), std::move(value), std::move(rule));
+    add(Violation(std::move(field), std::move(value), std::move(rule)));
   }
 
   // `value` must lie in [lo, hi]: "must be positive" (lo = 1), "must be at least lo", "must be at most hi".
   void range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi);
 
-  // The violations `e` holds, appended.
-  void merge(const config_error& e) { list_.insert(list_.end(), e.violations().begin(), e.violations().end()); }
+  // The violations `e` holds, added one by one.
+  void merge(const config_error& e) {
+    for (const Violation& v : e.violations()) add(v);
+  }
 
   // Runs `check`, merging a config_error it throws; true when it threw none.
   template <class Check>
@@ -37,18 +47,26 @@ class Violations {
     }
   }
 
-  bool empty() const noexcept { return list_.empty(); }
-  std::size_t size() const noexcept { return list_.size(); }
-  std::vector<Violation>& list() noexcept { return list_; }
+  bool empty() const noexcept { return found_ == 0; }
+  // Every violation added, listed or not: grows with each add, so that a
+  // caller can tell whether a check found anything.
+  std::size_t size() const noexcept { return found_; }
+  // The listed violations: at most kMaxViolations and the line after them.
   const std::vector<Violation>& list() const noexcept { return list_; }
+  // The list, leaving this collector empty.
+  std::vector<Violation> take() noexcept {
+    found_ = 0;
+    return std::exchange(list_, {});
+  }
 
-  // Throws config_error with every violation, if there is any.
+  // Throws config_error with the listed violations, if there is any.
   void throw_if_any() {
-    if (!list_.empty()) throw config_error(std::move(list_));
+    if (!list_.empty()) throw config_error(take());
   }
 
  private:
   std::vector<Violation> list_;
+  std::size_t found_ = 0;
 };
 
 // Context added when rethrowing: "WHERE:" on its own line, then each violation

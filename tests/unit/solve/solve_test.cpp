@@ -40,12 +40,18 @@ TEST_CASE("exact fractions compare without rounding or overflow", "[solve]") {
   CHECK(compare(Fraction{big + 2, big + 1}, Fraction{big + 1, big}) < 0);
 }
 
+TEST_CASE("knobs_of reads a config's knob values, in Knobs' order", "[solve]") {
+  // tiny_moe: H 64, 8 experts, 4 query heads, 2 KV heads, head_dim 16, expert 32, shared 32, dense 128.
+  CHECK(knobs_of(test::tiny_moe()) == Knobs{64, 8, 4, 2, 16, 32, 32, 128});
+}
+
 TEST_CASE("without a loop the Baseline itself is the exact optimum", "[solve]") {
   const ModelConfig b = example("smelt-baseline-12l.json");
   const MatchResult r = solve(b, {.loops = 1});
   const Candidate& best = r.candidates.front();
   CHECK(best.max_abs_mismatch_pct == 0.0);
   CHECK(best.knobs == Knobs{1280, 192, 10, 2, 128, 320, 0, 0});
+  CHECK(knobs_of(r.baseline) == best.knobs);  // the table's Baseline column (cli/derive.cpp)
   CHECK(r.within_tolerance);
   CHECK(r.why.empty());
 }

@@ -77,6 +77,43 @@ TEST_CASE("Violations collects, merges what a checked call threw, and throws all
   }
 }
 
+TEST_CASE("Violations lists the first 100, then one line saying more were found, and counts them all", "[errors]") {
+  detail::Violations v;
+  for (int i = 0; i < 150; ++i) v.add("f", std::to_string(i), "bad");
+  // 150 added: 100 listed, the 101st replaced by the note, 49 more dropped; size() counts all 150.
+  CHECK(v.size() == 150);
+  REQUIRE(v.list().size() == 101);
+  CHECK(v.list()[99].text() == "f = 99: bad");
+  CHECK(v.list()[100].text() == "(more violations after the first 100 are not listed)");
+  // Merging a full list keeps the cap: 100 listed before, so the merged ones add nothing listed.
+  detail::Violations w;
+  w.merge(config_error(v.list()));
+  CHECK(w.size() == 101);
+  CHECK(w.list() == v.list());
+  const std::vector<Violation> taken = v.take();
+  CHECK(taken.size() == 101);
+  CHECK(v.empty());
+  CHECK(v.size() == 0);
+}
+
+TEST_CASE("a law file lists at most 100 bad bootstrap samples, as every reader does", "[errors]") {
+  // 150 samples of one number each, where chinchilla needs 5: 150 violations, 100 listed.
+  std::string samples;
+  for (int i = 0; i < 150; ++i) samples += i == 0 ? "[1]" : ",[1]";
+  const std::string text = R"({"form": "chinchilla", "params": {"E": 1, "A": 2, "B": 3, "alpha": 0.3, "beta": 0.3},
+    "bootstrap": [)" + samples +
+                           "]}";
+  try {
+    detail::parse_law_file(text, "b.json");
+    FAIL("no throw");
+  } catch (const config_error& e) {
+    // "while reading laws 'b.json':", then the 100 listed and the note, each indented.
+    REQUIRE(e.violations().size() == 102);
+    CHECK(e.violations()[100].text() == "  bootstrap[99] = [1]: must be an array of 5 numbers (E, A, B, alpha, beta)");
+    CHECK(e.violations()[101].text() == "  (more violations after the first 100 are not listed)");
+  }
+}
+
 TEST_CASE("context added on rethrow indents each violation and keeps its field", "[errors]") {
   try {
     detail::throw_within("while reading config 'b.json'",
