@@ -74,8 +74,9 @@ class Sparsity(Node):
     reference_flops_forward_non_embedding: float
     reference_params_non_embedding: int
 
-class Layer(Node):
-    layer: int
+class _LayerCost(Node):
+    """What one layer costs: the fields a layer and a run of layers share."""
+
     kind: str
     attention: str
     visits: int
@@ -86,20 +87,14 @@ class Layer(Node):
     kv_tokens_held: int
     kv_bytes_per_visit: float
 
-class LayerRun(Node):
+class Layer(_LayerCost):
+    layer: int
+
+class LayerRun(_LayerCost):
     first: int
     last: int
     step: int
     count: int
-    kind: str
-    attention: str
-    visits: int
-    params: Node
-    active_params: int
-    flops_per_visit: Node
-    kv_elements_per_token_held: int
-    kv_tokens_held: int
-    kv_bytes_per_visit: float
     @property
     def layer_numbers(self) -> range: ...
 
