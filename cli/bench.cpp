@@ -10,6 +10,7 @@
 
 #include "bench/diff_pct.hpp"
 #include "commands.hpp"
+#include "option_flags.hpp"
 #include "exit_codes.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_report.hpp"
@@ -24,17 +25,8 @@ namespace {
 struct BenchArgs {
   std::string config;
   std::string vs;
-  std::string backend = "auto";
-  std::int64_t tokens = 0;
-  std::int64_t context = 0;
-  bool moe_only = false;
-  bool balanced = false;
-  std::int64_t warmup = 3;
-  std::int64_t repetitions = 20;
-  bool force = false;
   bool json = false;
-  const CLI::Option* tokens_option = nullptr;
-  const CLI::Option* context_option = nullptr;
+  std::unique_ptr<OptionFlags<BenchOptions>> options;
 };
 
 // One row of the FLOP table: a count with its difference to the analytic one.
@@ -84,22 +76,15 @@ std::string human_result(const BenchResult& r) {
 }
 
 int run(const BenchArgs& args) {
-  // 0 means "the default" to the library; typed on the command line it is an error.
   detail::Violations errors;
-  if (args.tokens_option->count() > 0 && args.tokens < 1)
-    errors.add(fmt::format("--tokens = {}: must be positive", args.tokens));
-  if (args.context_option->count() > 0 && args.context < 1)
-    errors.add(fmt::format("--context = {}: must be positive", args.context));
-  errors.throw_if_any();
   BenchOptions o;
-  o.backend = parse_bench_backend(args.backend, "--backend");
-  o.tokens = args.tokens;
-  o.context = args.context;
-  o.moe_only = args.moe_only;
-  o.balanced = args.balanced;
-  o.warmup = args.warmup;
-  o.repetitions = args.repetitions;
-  o.force = args.force;
+  args.options->apply(o, errors);
+  // 0 means "the default" to the library; typed on the command line it is an error.
+  if (args.options->given("tokens") && o.tokens < 1)
+    errors.add(fmt::format("--tokens = {}: must be positive", o.tokens));
+  if (args.options->given("context") && o.context < 1)
+    errors.add(fmt::format("--context = {}: must be positive", o.context));
+  errors.throw_if_any();
   std::vector<BenchResult> results;
   results.push_back(run_bench(read_config(args.config), o));
   if (!args.vs.empty()) results.push_back(run_bench(read_config(args.vs), o));
@@ -132,18 +117,7 @@ Run add_bench(CLI::App& app) {
                                  "analytic count");
   sub->add_option("CONFIG", a->config, "Model config: smelt native JSON or Hugging Face config.json")->required();
   sub->add_option("--vs", a->vs, "A second config to compare with (time ratio beside the analytic FLOP ratio)");
-  sub->add_option("--backend", a->backend, "cpu, cuda or auto (default: cuda when a device is present, else cpu)");
-  a->tokens_option = sub->add_option("--tokens", a->tokens,
-                                     "Tokens per run, a multiple of --context (default: one sequence on the "
-                                     "CPU, 32768 on CUDA)");
-  a->context_option = sub->add_option("--context", a->context,
-                                      "Sequence length for causal attention (default: the config's, at most "
-                                      "the tokens)");
-  sub->add_flag("--moe-only", a->moe_only, "Run the MoE (or FFN) sublayer alone, without attention");
-  sub->add_flag("--balanced", a->balanced, "Give every expert the same load instead of routing");
-  sub->add_option("--warmup", a->warmup, "Untimed runs first, 0 to 1000 (default 3)");
-  sub->add_option("--repetitions", a->repetitions, "Timed runs, 1 to 1000; the median is reported (default 20)");
-  sub->add_flag("--force", a->force, "Run a CPU benchmark past its time and memory bounds (docs/bench.md)");
+  a->options = std::make_unique<OptionFlags<BenchOptions>>(sub);
   sub->add_flag("--json", a->json, "Print ordered JSON instead of text");
   return [a] { return run(*a); };
 }

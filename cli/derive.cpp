@@ -19,9 +19,8 @@ namespace {
 
 struct DeriveArgs {
   std::string baseline;
-  SolverArgs solver;
+  std::unique_ptr<SolverFlags> solver;
   bool json = false;
-  bool no_relaxations = false;
   std::string out;
 };
 
@@ -133,11 +132,9 @@ std::string human_report(const MatchResult& r) {
 }
 
 int run_derive(const DeriveArgs& args) {
-  const SolverSetup setup = make_setup(args.solver);
+  const SolverSetup setup = args.solver->setup();
   const ModelConfig baseline = read_config(args.baseline);
-  MatchOptions options = setup.options;
-  options.relaxations = !args.no_relaxations;
-  MatchResult result = solve(baseline, setup.recipe, setup.space, options);
+  MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
   // The library says which field to change; the user changes a flag.
   for (auto& line : result.why) line = to_flags(line);
   for (auto& x : result.relaxations) {
@@ -170,10 +167,8 @@ Run add_derive(CLI::App& app) {
       app.add_subcommand("derive", "Derive the looped config that matches a Baseline's FLOPs, parameters and KV cache");
   sub->add_option("BASELINE", args->baseline, "Baseline config: smelt native JSON or Hugging Face config.json")
       ->required();
-  add_solver_options(sub, args->solver, true);
+  args->solver = std::make_unique<SolverFlags>(sub, true);
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
-  sub->add_flag("--no-relaxations", args->no_relaxations,
-                "When the best misses the tolerance, do not solve each single relaxation of the space");
   sub->add_option("--out", args->out, "Write the best config as native JSON to FILE (even when outside the tolerance)");
   return [args] { return run_derive(*args); };
 }

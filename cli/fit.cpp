@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
+#include "option_flags.hpp"
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
@@ -26,10 +27,7 @@ struct FitArgs {
   std::string form = "chinchilla";
   std::string group_by;
   std::vector<std::string> renames;  // OLD=NEW
-  std::int64_t bootstrap = 0;
-  std::uint64_t seed = FitOptions{}.seed;
-  double delta = FitOptions{}.huber_delta;
-  std::int64_t threads = 0;
+  std::unique_ptr<OptionFlags<FitOptions>> options;
   bool json = false;
   std::string out;
 };
@@ -85,12 +83,19 @@ int run_fit(const FitArgs& args) {
   } catch (const config_error& e) {
     errors.merge(e);
   }
-  if (args.bootstrap < 0 || args.bootstrap > kMaxBootstrap)
-    errors.add(fmt::format("--bootstrap = {}: must be between 0 and {}", args.bootstrap, kMaxBootstrap));
-  if (!(args.delta > 0 && std::isfinite(args.delta)))
-    errors.add(fmt::format("--delta = {:g}: must be a positive number", args.delta));
-  if (args.threads < 0 || args.threads > kMaxFitThreads)
-    errors.add(fmt::format("--threads = {}: must be between 0 (every core) and {}", args.threads, kMaxFitThreads));
+  FitOptions options;
+  args.options->apply(options, errors);
+  // Checked before the runs are read (a billion resamples is refused at once), with the table's bounds.
+  const auto& bootstrap = *find_field<FitOptions>("bootstrap");
+  if (!within_bounds(bootstrap, options.bootstrap))
+    errors.add(fmt::format("--bootstrap = {}: must be between {} and {}", options.bootstrap, bootstrap.lo,
+                           bootstrap.hi));
+  if (!(options.huber_delta > find_field<FitOptions>("huber_delta")->lo && std::isfinite(options.huber_delta)))
+    errors.add(fmt::format("--delta = {:g}: must be a positive number", options.huber_delta));
+  const auto& threads = *find_field<FitOptions>("threads");
+  if (!within_bounds(threads, options.threads))
+    errors.add(fmt::format("--threads = {}: must be between {} (every core) and {}", options.threads, threads.lo,
+                           threads.hi));
   errors.throw_if_any();
 
   std::vector<std::pair<std::string, std::string>> renames;
@@ -101,16 +106,11 @@ int run_fit(const FitArgs& args) {
     renames.emplace_back(r.substr(0, eq), r.substr(eq + 1));
   }
   std::vector<smelt::Run> runs = read_runs(args.runs, form, args.group_by, renames);
-  FitOptions options;
-  options.huber_delta = args.delta;
-  options.bootstrap = args.bootstrap;
-  options.seed = args.seed;
-  options.threads = args.threads;
   const std::vector<Law> laws = fit_laws(std::move(runs), form, options, args.group_by);
 
   const std::string json = laws_to_json(laws);
   if (!args.out.empty()) write_text_file(args.out, json);
-  std::cout << (args.json ? json : table(laws, form, args.delta));
+  std::cout << (args.json ? json : table(laws, form, options.huber_delta));
   if (!args.out.empty()) {
     std::cout.flush();  // after the table, on standard error: --json keeps standard output pure JSON
     std::cerr << fmt::format("smelt-match: wrote {} law{} to {}\n", laws.size(), laws.size() == 1 ? "" : "s", args.out);
@@ -130,11 +130,7 @@ Run add_fit(CLI::App& app) {
   sub->add_option("--group-by", args->group_by, "Column naming each run's architecture: one law per value");
   sub->add_option("--rename", args->renames,
                   "Read a column under another name, OLD=NEW (repeatable), e.g. --rename \"Model Size=N\"");
-  sub->add_option("--bootstrap", args->bootstrap,
-                  "Resamples of the runs for 95% confidence intervals, 0 to 100000 (default 0: none)");
-  sub->add_option("--seed", args->seed, "Seed of the bootstrap resampling (reproducible)");
-  sub->add_option("--delta", args->delta, "Huber delta on the log-loss residuals (default 0.001)");
-  sub->add_option("--threads", args->threads, "Threads for the starting points, 0 to 1024 (default 0: every core)");
+  args->options = std::make_unique<OptionFlags<FitOptions>>(sub);
   sub->add_flag("--json", args->json, "Print the law file (ordered JSON) instead of a table");
   sub->add_option("--out", args->out, "Write the law file to FILE (atomically), for `smelt-match frontier`");
   return [args] { return run_fit(*args); };

@@ -1,17 +1,36 @@
-// The one table from the library's names to smelt-match's flags. The library
-// names its own fields in every message (SearchSpace::align_hidden = 0: must
-// be positive); the CLI shows its users the flags they typed
-// (--align-hidden = 0: must be positive).
+// From the library's names to smelt-match's flags. The library names its own
+// fields in every message (SearchSpace::align_hidden = 0: must be positive);
+// the CLI shows its users the flags they typed (--align-hidden = 0: must be
+// positive). A field's flag is "--" + its name in kebab-case, looked up in the
+// option structs' field tables (include/smelt/option_fields.hpp); the few
+// flags named otherwise are listed once, in flag_names.cpp.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "smelt/error.hpp"
+#include "smelt/option_fields.hpp"
 
 namespace smelt::cli {
 
-// `text` with every library name of the table replaced by its flag. A name
+// How smelt-match spells one field.
+struct FieldFlag {
+  std::string field;     // "SearchSpace::free_heads"
+  std::string flag;      // "--free-heads"; empty where only the negative exists
+  std::string negative;  // a boolean's flag for false ("--keep-heads"), or empty
+  std::string negative_help;
+  std::string items;  // what a list's items are, for its messages ("token counts")
+};
+
+// The flag of `owner`::`name`.
+FieldFlag field_flag(std::string_view owner, std::string_view name);
+
+// A row's help: its doc, with "{name}" written as that field's flag, then its
+// bounds ("1 to 2^24") where it has any that its doc does not say.
+std::string help_text(std::string_view owner, std::string_view doc, OptionKind kind, double lo, double hi);
+
+// `text` with every library name of the tables replaced by its flag. A name
 // matches whole only ("SearchSpace::heads" is not part of "SearchSpace::heads_x").
 std::string to_flags(std::string_view text);
 

@@ -1,57 +1,37 @@
-// The search-space, recipe and matching options shared by derive and sweep.
+// The search-space, recipe and matching options shared by derive and sweep,
+// made from the library's field tables (option_flags.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
-#include <vector>
 
-#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "option_flags.hpp"
 #include "smelt/solve.hpp"
 
 namespace smelt::cli {
 
-// The words of budgets ({flops, kv} -> {"flops", "kv"}).
-std::vector<std::string> budget_words(const std::vector<Budget>& budgets);
-
-// The options as typed; every default is the library's own (LoopRecipe,
-// SearchSpace, MatchOptions), shown by --help.
-struct SolverArgs {
-  std::string span = to_string(LoopRecipe{}.span);
-  std::int64_t loops = LoopRecipe{}.loops;
-  double residual_scale = 0;  // used when given
-  std::int64_t depth = 0;     // used when given
-  const CLI::Option* residual_scale_option = nullptr;
-  const CLI::Option* depth_option = nullptr;
-  std::string hidden, experts, head_dim, kv_heads, heads, expert_width;  // "V" or "LO:HI"; empty: default domain
-  std::int64_t align_hidden = SearchSpace{}.align_hidden;
-  std::int64_t align_experts = SearchSpace{}.align_experts;
-  std::int64_t align_head_dim = SearchSpace{}.align_head_dim;
-  std::int64_t min_head_dim = SearchSpace{}.min_head_dim;
-  std::int64_t align_ffn = SearchSpace{}.align_ffn;
-  std::int64_t max_head_dim = SearchSpace{}.max_head_dim;
-  std::string attention_ratio =
-      fmt::format("{}:{}", SearchSpace{}.attention_ratio.lo, SearchSpace{}.attention_ratio.hi);
-  bool free_heads = false;  // --free-heads given: the default anyway
-  bool keep_heads = false;  // --keep-heads: SearchSpace::free_heads = false
-  std::string ffn{to_string(SearchSpace{}.ffn)};
-  std::vector<std::string> match = budget_words(MatchOptions{}.match);
-  bool flops_with_head = MatchOptions{}.flops_with_head;
-  std::vector<std::string> context;  // token counts; empty: the Baseline's
-  double tolerance = MatchOptions{}.tolerance_pct;
-  std::int64_t top = MatchOptions{}.top;
-};
-
-// recipe: whether to offer --span, --loops and --residual-scale (sweep sets its own).
-void add_solver_options(CLI::App* sub, SolverArgs& args, bool recipe);
-
-// Parses the text options; every bad value is listed at once (config_error).
 struct SolverSetup {
   LoopRecipe recipe;
   SearchSpace space;
   MatchOptions options;
 };
-SolverSetup make_setup(const SolverArgs& args);
+
+// LoopRecipe's flags (derive: `recipe`; sweep sets its own), SearchSpace's and
+// MatchOptions' (but for `skip`, the MatchOptions rows a command does not offer).
+class SolverFlags {
+ public:
+  SolverFlags(CLI::App* sub, bool recipe, std::vector<std::string_view> skip_match = {});
+
+  // The options as typed; every bad value is listed at once (config_error).
+  SolverSetup setup() const;
+
+ private:
+  std::optional<OptionFlags<LoopRecipe>> recipe_;
+  OptionFlags<SearchSpace> space_;
+  OptionFlags<MatchOptions> match_;
+};
 
 // The matched budgets as "flops, params".
 std::string match_list(const MatchResult& r);

@@ -24,46 +24,11 @@ namespace {
 
 struct SweepArgs {
   std::string baseline;
-  SolverArgs solver;
-  // The library's defaults, as items; "none" (or "") lists nothing.
-  std::vector<std::string> spans = items_of(SweepOptions{}.spans);
-  std::vector<std::string> loops = items_of(SweepOptions{}.loops);
-  std::vector<std::string> depths = items_of(SweepOptions{}.depths);
+  std::unique_ptr<SolverFlags> solver;
+  std::unique_ptr<OptionFlags<SweepOptions>> lists;  // "none" (or "") lists nothing
   bool json = false;
   bool csv = false;
 };
-
-// Fractions "0.25" or percentages "25%" (percent = true), or plain numbers.
-std::vector<double> numbers(const char* option, const std::vector<std::string>& given, bool percent, const char* rule,
-                            detail::Violations& errors) {
-  std::vector<double> out;
-  for (const std::string& w : list_items(given)) {
-    std::string_view s = w;
-    const bool pct = percent && !s.empty() && s.back() == '%';
-    if (pct) s.remove_suffix(1);
-    double v = 0;
-    if (parse_number(s, v))
-      out.push_back(pct ? v / 100.0 : v);
-    else
-      errors.add(fmt::format("{} = \"{}\": must be {} separated by commas", option, w, rule));
-  }
-  return out;
-}
-
-SweepOptions parse_lists(const SweepArgs& a, detail::Violations& errors) {
-  SweepOptions o;
-  o.spans = numbers("--spans", a.spans, true, "fractions of the layers (0.25) or percentages (25%)", errors);
-  o.depths = numbers("--depths", a.depths, false, "depth multipliers (0.5)", errors);
-  o.loops.clear();
-  for (const std::string& w : list_items(a.loops)) {
-    std::int64_t n = 0;
-    if (parse_number(std::string_view(w), n))
-      o.loops.push_back(n);
-    else
-      errors.add(fmt::format("--loops = \"{}\": must be whole numbers separated by commas", w));
-  }
-  return o;
-}
 
 // heads/KV heads/head_dim, or heads/MLA (whose attention the solver keeps).
 std::string geometry(const ModelConfig& c) {
@@ -103,11 +68,12 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
 int run_sweep(const SweepArgs& args) {
   detail::Violations errors;
   if (args.json && args.csv) errors.add("--json, --csv: choose one output format");
-  const SweepOptions options = parse_lists(args, errors);
+  SweepOptions options;
+  args.lists->apply(options, errors);
   SolverSetup setup;
   bool setup_ok = true;
   try {
-    setup = make_setup(args.solver);
+    setup = args.solver->setup();
   } catch (const config_error& e) {
     setup_ok = false;
     errors.merge(e);
@@ -144,23 +110,9 @@ Run add_sweep(CLI::App& app) {
       "sweep", "Matched ablation grid: loop spans x loop counts and depth-to-width variants, one solve per row");
   sub->add_option("BASELINE", args->baseline, "Baseline config: smelt native JSON or Hugging Face config.json")
       ->required();
-  add_solver_options(sub, args->solver, false);
-  sub->get_option("--tolerance")
-      ->description("Largest acceptable mismatch in percent (default 1); rows above it are marked, not errors");
+  args->solver = std::make_unique<SolverFlags>(sub, false, std::vector<std::string_view>{"relaxations"});
   sub->get_option("--top")->group("");  // each row is the best candidate
-  sub->add_option("--spans", args->spans,
-                  "Fractions of the layers to loop, centred: 0.25 or 25%, comma-separated; 0 is the unlooped "
-                  "Baseline")
-      ->delimiter(',')
-      ->capture_default_str();
-  sub->add_option("--loops", args->loops, "Loop counts (1 to 1024) for each span above 0, comma-separated")
-      ->delimiter(',')
-      ->capture_default_str();
-  sub->add_option("--depths", args->depths,
-                  "Depth multipliers of the Baseline's layers for unlooped depth-to-width rows, comma-separated; "
-                  "\"\" or none for no depth rows")
-      ->delimiter(',')
-      ->capture_default_str();
+  args->lists = std::make_unique<OptionFlags<SweepOptions>>(sub);
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
   sub->add_flag("--csv", args->csv, "Print CSV (a header line, then one line per row) instead of a table");
   return [args] { return run_sweep(*args); };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "smelt/config.hpp"
+#include "smelt/option_fields.hpp"
 
 namespace smelt {
 
@@ -27,6 +28,31 @@ struct BenchOptions {
   std::int64_t repetitions = 20;  // in [1, 1000]: timed runs; the median is reported
   bool force = false;             // run a CPU benchmark past its time and memory bounds (docs/bench.md)
   std::uint64_t seed = 20261130;
+};
+
+// BenchOptions' fields (include/smelt/option_fields.hpp).
+template <>
+struct OptionTable<BenchOptions> {
+  static constexpr std::string_view owner = "BenchOptions";
+  using Field = OptionField<BenchOptions, BenchBackendKind, std::int64_t, bool, std::uint64_t>;
+  static constexpr auto fields = std::to_array<Field>({
+      {"backend", OptionKind::word, &BenchOptions::backend, 0, 0,
+       "cpu, cuda or auto (default: cuda when a device is present, else cpu)"},
+      {"tokens", OptionKind::integer, &BenchOptions::tokens, 0, kUnbounded,
+       "Tokens per run, a multiple of {context} (default: one sequence on the CPU, 32768 on CUDA)"},
+      {"context", OptionKind::integer, &BenchOptions::context, 0, kUnbounded,
+       "Sequence length for causal attention (default: the config's, at most the tokens)"},
+      {"moe_only", OptionKind::boolean, &BenchOptions::moe_only, 0, 1,
+       "Run the MoE (or FFN) sublayer alone, without attention"},
+      {"balanced", OptionKind::boolean, &BenchOptions::balanced, 0, 1,
+       "Give every expert the same load instead of routing"},
+      {"warmup", OptionKind::integer, &BenchOptions::warmup, 0, 1000, "Untimed runs first"},
+      {"repetitions", OptionKind::integer, &BenchOptions::repetitions, 1, 1000,
+       "Timed runs; the median is reported"},
+      {"force", OptionKind::boolean, &BenchOptions::force, 0, 1,
+       "Run a CPU benchmark past its time and memory bounds (docs/bench.md)"},
+      {"seed", OptionKind::integer, &BenchOptions::seed, 0, kUnbounded, "Seed of the weights and inputs"},
+  });
 };
 
 // The work of one run of the plan, counted three ways.

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "smelt/config.hpp"
+#include "smelt/option_fields.hpp"
 
 namespace smelt {
 
@@ -51,6 +52,23 @@ struct LoopRecipe {
   std::int64_t loops = 2;                // passes through the span, in [1, max_loops]
   std::optional<double> residual_scale;  // default 1 / loops
   std::optional<std::int64_t> depth;     // the derived model's layer count; default the Baseline's
+};
+
+// LoopRecipe's fields (include/smelt/option_fields.hpp).
+template <>
+struct OptionTable<LoopRecipe> {
+  static constexpr std::string_view owner = "LoopRecipe";
+  using Field =
+      OptionField<LoopRecipe, LoopSpan, std::int64_t, std::optional<double>, std::optional<std::int64_t>>;
+  static constexpr auto fields = std::to_array<Field>({
+      {"span", OptionKind::word, &LoopRecipe::span, 0, 0,
+       "Looped layers: middle-half, full, a fraction (0.25 or 25%), or 1-based \"4-9\""},
+      {"loops", OptionKind::integer, &LoopRecipe::loops, 1, LoopRecipe::max_loops, "Passes through the span"},
+      {"residual_scale", OptionKind::number, &LoopRecipe::residual_scale, -kUnbounded, kUnbounded,
+       "Scale on looped residual updates, positive and finite (default 1/{loops})"},
+      {"depth", OptionKind::integer, &LoopRecipe::depth, 1, 1 << 16,
+       "Layers of the derived model (default: the Baseline's)"},
+  });
 };
 
 // The loop a recipe gives a model of `num_layers` layers. A span of zero

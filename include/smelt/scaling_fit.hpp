@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "smelt/option_fields.hpp"
 #include "smelt/scaling_runs.hpp"
 
 namespace smelt {
@@ -31,6 +32,24 @@ struct FitOptions {
   // to start one, the work runs on one thread per core of those started.
   std::int64_t threads = 0;
   std::int64_t max_iterations = 1000;
+};
+
+// FitOptions' fields (include/smelt/option_fields.hpp).
+template <>
+struct OptionTable<FitOptions> {
+  static constexpr std::string_view owner = "FitOptions";
+  using Field = OptionField<FitOptions, double, std::int64_t, std::uint64_t>;
+  static constexpr auto fields = std::to_array<Field>({
+      {"huber_delta", OptionKind::number, &FitOptions::huber_delta, 0, kUnbounded,
+       "Huber delta on the log-loss residuals, above 0"},
+      {"bootstrap", OptionKind::integer, &FitOptions::bootstrap, 0, kMaxBootstrap,
+       "Resamples of the runs for 95% confidence intervals (0: none)"},
+      {"seed", OptionKind::integer, &FitOptions::seed, 0, kUnbounded, "Seed of the bootstrap resampling (reproducible)"},
+      {"threads", OptionKind::integer, &FitOptions::threads, 0, kMaxFitThreads,
+       "Threads for the starting points (0: every core)"},
+      {"max_iterations", OptionKind::integer, &FitOptions::max_iterations, 1, kUnbounded,
+       "L-BFGS iterations from each starting point"},
+  });
 };
 
 struct Law {

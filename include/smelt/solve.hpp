@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "smelt/config.hpp"
+#include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 
 namespace smelt {
@@ -76,6 +77,47 @@ struct SearchSpace {
   FfnScaling ffn = FfnScaling::proportional;
 };
 
+// SearchSpace's fields (include/smelt/option_fields.hpp): the knob ranges'
+// bounds are the config fields' they become; alignments are checked first.
+template <>
+struct OptionTable<SearchSpace> {
+  static constexpr std::string_view owner = "SearchSpace";
+  static constexpr double kMaxSize = 1 << 24;     // widths, head sizes and alignments (FlashAttention: max_head_dim)
+  static constexpr double kMaxExperts = 1 << 20;  // routed experts
+  using Field = OptionField<SearchSpace, std::optional<KnobRange>, std::int64_t, RatioRange, bool, FfnScaling>;
+  static constexpr auto fields = std::to_array<Field>({
+      {"hidden", OptionKind::range, &SearchSpace::hidden, 1, kMaxSize,
+       "Hidden size: a value or LO:HI (default: multiples of {align_hidden} in [H/4, H])"},
+      {"experts", OptionKind::range, &SearchSpace::experts, 1, kMaxExperts,
+       "Routed experts: a value or LO:HI (default: multiples of {align_experts} in [top_k, 8E])"},
+      {"head_dim", OptionKind::range, &SearchSpace::head_dim, 1, kMaxSize,
+       "Head size: a value or LO:HI (default: multiples of {align_head_dim} in [{min_head_dim}, {max_head_dim}])"},
+      {"kv_heads", OptionKind::range, &SearchSpace::kv_heads, 1, kMaxSize,
+       "KV heads: a value or LO:HI, divisors of the query heads (default: any divisor)"},
+      {"heads", OptionKind::range, &SearchSpace::heads, 1, kMaxSize,
+       "Query heads: a value or LO:HI (default: free, every count whose width fits {attention_ratio})"},
+      {"free_heads", OptionKind::boolean, &SearchSpace::free_heads, 0, 1,
+       "Let the query heads move (the default); false keeps the Baseline's"},
+      {"max_head_dim", OptionKind::integer, &SearchSpace::max_head_dim, 1, kMaxSize,
+       "Largest default head size, at least {min_head_dim} (FlashAttention's limit is 256)"},
+      {"attention_ratio", OptionKind::ratio_range, &SearchSpace::attention_ratio, 1e-6, 1e6,
+       "Query heads x head_dim over H: a ratio or LO:HI (the default widens to the Baseline's own)"},
+      {"align_hidden", OptionKind::integer, &SearchSpace::align_hidden, 1, kMaxSize,
+       "Hidden sizes are multiples of this"},
+      {"align_experts", OptionKind::integer, &SearchSpace::align_experts, 1, kMaxExperts,
+       "Expert counts are multiples of this"},
+      {"align_head_dim", OptionKind::integer, &SearchSpace::align_head_dim, 1, kMaxSize,
+       "Head sizes are multiples of this"},
+      {"min_head_dim", OptionKind::integer, &SearchSpace::min_head_dim, 1, kMaxSize, "Smallest head size"},
+      {"align_ffn", OptionKind::integer, &SearchSpace::align_ffn, 1, kMaxSize,
+       "FFN widths round to multiples of this"},
+      {"ffn", OptionKind::word, &SearchSpace::ffn, 0, 0,
+       "FFN widths: proportional to H, fixed, or searched (see {expert_width})"},
+      {"expert_width", OptionKind::range, &SearchSpace::expert_width, 1, kMaxSize,
+       "Routed expert width with {ffn} searched: a value or LO:HI (default: multiples of {align_ffn} in [W/8, 2W])"},
+  });
+};
+
 enum class Budget { flops, params, kv };
 std::string_view to_string(Budget v);
 Budget parse_budget(std::string_view s, std::string_view field);
@@ -89,6 +131,26 @@ struct MatchOptions {
   std::int64_t top = 5;                // >= 1: distinct candidates returned, the best and top - 1 alternatives
   bool relaxations = true;             // when the best misses the tolerance, solve each single relaxation
                                        // (MatchResult::relaxations, docs/solver.md section 8)
+};
+
+// MatchOptions' fields (include/smelt/option_fields.hpp).
+template <>
+struct OptionTable<MatchOptions> {
+  static constexpr std::string_view owner = "MatchOptions";
+  using Field = OptionField<MatchOptions, std::vector<Budget>, bool, std::vector<std::int64_t>, double, std::int64_t>;
+  static constexpr auto fields = std::to_array<Field>({
+      {"match", OptionKind::word_list, &MatchOptions::match, 0, 0, "Budgets to match: flops, params, kv"},
+      {"flops_with_head", OptionKind::boolean, &MatchOptions::flops_with_head, 0, 1,
+       "Include the LM head in the FLOPs budget"},
+      {"contexts", OptionKind::integer_list, &MatchOptions::contexts, 1, 1 << 30,
+       "Context lengths in tokens to match at, at most 64 (default: the Baseline's)"},
+      {"tolerance_pct", OptionKind::number, &MatchOptions::tolerance_pct, 0, 1e6,
+       "Largest acceptable mismatch in percent; above it, no candidate is within tolerance"},
+      {"top", OptionKind::integer, &MatchOptions::top, 1, kUnbounded,
+       "Candidates to report: the best and top - 1 alternatives"},
+      {"relaxations", OptionKind::boolean, &MatchOptions::relaxations, 0, 1,
+       "When the best misses the tolerance, solve each single relaxation of the space"},
+  });
 };
 
 // One budget of one candidate at one context.

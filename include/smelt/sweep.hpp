@@ -11,6 +11,7 @@
 
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
+#include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/solve.hpp"
 
@@ -25,6 +26,21 @@ struct SweepOptions {
   std::vector<std::int64_t> loops{2, 3, 4};
   // Depth multipliers, > 0: one unlooped "depth" row of round(m x layers) layers each.
   std::vector<double> depths{0.5, 0.75, 1.25, 1.5};
+};
+
+// SweepOptions' fields (include/smelt/option_fields.hpp).
+template <>
+struct OptionTable<SweepOptions> {
+  static constexpr std::string_view owner = "SweepOptions";
+  using Field = OptionField<SweepOptions, std::vector<double>, std::vector<std::int64_t>>;
+  static constexpr auto fields = std::to_array<Field>({
+      {"spans", OptionKind::number_list, &SweepOptions::spans, 0, 1,
+       "Fractions of the layers to loop (0.25 or 25%), centred; 0 is the unlooped Baseline"},
+      {"loops", OptionKind::integer_list, &SweepOptions::loops, 1, LoopRecipe::max_loops,
+       "Loop counts for each span above 0"},
+      {"depths", OptionKind::number_list, &SweepOptions::depths, 0, kUnbounded,
+       "Depth multipliers above 0, each an unlooped Baseline of that many times the layers"},
+  });
 };
 
 enum class SweepKind { baseline, loop, depth };

@@ -39,6 +39,11 @@ std::string name_excerpt(const std::string& name, std::size_t limit);
 
 // The solver (solve.cpp): `kwargs` is a JSON object of keyword arguments
 // named as the library's fields (options.hpp).
+// The field tables of the option structs the keywords fill (LoopRecipe,
+// SearchSpace, MatchOptions, SweepOptions, FitOptions), as a JSON array of
+// {owner, name, kind, lo, hi, doc}; an unbounded end is null.
+std::string option_fields();
+
 std::string derive(const std::string& baseline, const std::string& kwargs);
 std::string sweep(const std::string& baseline, const std::string& kwargs);
 

@@ -31,6 +31,8 @@ NB_MODULE(_core, m) {
         "A config file as native JSON and the model_type its text names, from one read.");
   m.def("name_excerpt", &smelt::python::name_excerpt, "name"_a, "limit"_a = 64,
         "A name as the CLI's tables show it: whole up to `limit` bytes, else cut and its length.");
+  m.def("option_fields", &smelt::python::option_fields,
+        "The option structs' field tables (JSON): every keyword's owner, name, kind, bounds and doc.");
   m.def("derive", &smelt::python::derive, "baseline"_a, "kwargs"_a, "The match report (JSON) of a native Baseline.");
   m.def("sweep", &smelt::python::sweep, "baseline"_a, "kwargs"_a, "The sweep report (JSON) of a native Baseline.");
   m.def("fit", &smelt::python::fit, "runs"_a, "runs_is_path"_a, "source"_a, "kwargs"_a,

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,11 +25,14 @@ class Keywords {
   // Throws config_error when `text` is not a JSON object (a bug of the caller in Python).
   Keywords(const std::string& text, std::string function);
 
-  void read(SearchSpace& space);
-  void read(MatchOptions& options);
-  void read(LoopRecipe& recipe);
-  void read(SweepOptions& options);
-  void read(FitOptions& options);
+  // Every field of Options' table (include/smelt/option_fields.hpp), by its name.
+  template <class Options>
+  void read(Options& options) {
+    for (const auto& row : OptionTable<Options>::fields) {
+      const std::string owner(OptionTable<Options>::owner), key(row.name);
+      std::visit([&](auto member) { value(owner.c_str(), key.c_str(), options.*member); }, row.member);
+    }
+  }
   // A string keyword outside the structs (fit's form, group_by).
   std::string text(const char* key, const std::string& fallback);
   // A {"OLD": "NEW"} object of strings (fit's renames), in its order.
@@ -45,7 +49,20 @@ class Keywords {
   void integer(const char* owner, const char* key, T& out);
   void number(const char* owner, const char* key, double& out);
   void boolean(const char* owner, const char* key, bool& out);
-  void range(const char* key, std::optional<KnobRange>& out);
+  // One value of each type a table's member may have.
+  void value(const char* owner, const char* key, std::int64_t& out);
+  void value(const char* owner, const char* key, std::optional<std::int64_t>& out);
+  void value(const char* owner, const char* key, std::uint64_t& out);
+  void value(const char* owner, const char* key, double& out);
+  void value(const char* owner, const char* key, std::optional<double>& out);
+  void value(const char* owner, const char* key, bool& out);
+  void value(const char* owner, const char* key, std::optional<KnobRange>& out);
+  void value(const char* owner, const char* key, RatioRange& out);
+  void value(const char* owner, const char* key, FfnScaling& out);
+  void value(const char* owner, const char* key, LoopSpan& out);
+  void value(const char* owner, const char* key, std::vector<Budget>& out);
+  void value(const char* owner, const char* key, std::vector<std::int64_t>& out);
+  void value(const char* owner, const char* key, std::vector<double>& out);
 
   nlohmann::ordered_json kw_;
   std::string function_;

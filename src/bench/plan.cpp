@@ -15,6 +15,7 @@
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
 #include "util/checked.hpp"
+#include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
 namespace smelt {
@@ -26,7 +27,6 @@ using detail::mul;
 
 // The time bound covers one run; these keep the number of runs and visits
 // from making it meaningless (docs/bench.md).
-constexpr i64 kMaxRuns = 1000;
 constexpr i64 kMaxVisits = i64{1} << 20;
 
 void check_options(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 context) {
@@ -46,8 +46,8 @@ void check_options(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 
     errors.add(
         "loop.residual_scale", fmt::format("{}", c.loop.residual_scale),
         fmt::format("the benchmark runs in float32, so it must be at most {}", std::numeric_limits<float>::max()));
-  errors.range("BenchOptions::warmup", o.warmup, 0, kMaxRuns);
-  errors.range("BenchOptions::repetitions", o.repetitions, 1, kMaxRuns);
+  detail::check_integer(o, "warmup", errors);
+  detail::check_integer(o, "repetitions", errors);
   // Every visit runs for real and is listed in the plan: bound them before listing.
   if (const i64 visits = schedule(c).executed_layers(); visits > kMaxVisits)
     errors.add(fmt::format("the config executes {} layers per token: the benchmark runs at most {} block visits",

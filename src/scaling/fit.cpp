@@ -14,6 +14,7 @@
 #include "scaling/objective.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
+#include "util/option_bounds.hpp"
 #include "util/parallel_for.hpp"
 #include "util/violations.hpp"
 
@@ -207,16 +208,18 @@ void check_finite(LawForm form, const std::vector<double>& params, std::size_t r
 
 void validate(const std::vector<Run>& runs, LawForm form, const FitOptions& o) {
   detail::Violations violations;
-  if (!(o.huber_delta > 0) || !std::isfinite(o.huber_delta))
+  const auto row = [](const char* name) -> const auto& { return detail::option_row<FitOptions>(name); };
+  if (!(o.huber_delta > row("huber_delta").lo) || !std::isfinite(o.huber_delta))
     violations.add("FitOptions::huber_delta", fmt::format("{}", o.huber_delta), "must be positive");
-  if (o.bootstrap < 0 || o.bootstrap > kMaxBootstrap)
+  if (!detail::within(row("bootstrap"), static_cast<double>(o.bootstrap)))
     violations.add("FitOptions::bootstrap", fmt::format("{}", o.bootstrap),
-                   fmt::format("must be between 0 and {}", kMaxBootstrap));
-  if (o.threads < 0 || o.threads > kMaxFitThreads)
+                   fmt::format("must be between {} and {}", row("bootstrap").lo, row("bootstrap").hi));
+  if (!detail::within(row("threads"), static_cast<double>(o.threads)))
     violations.add("FitOptions::threads", fmt::format("{}", o.threads),
-                   fmt::format("must be between 0 (all cores) and {}", kMaxFitThreads));
-  if (o.max_iterations < 1)
-    violations.add("FitOptions::max_iterations", fmt::format("{}", o.max_iterations), "must be at least 1");
+                   fmt::format("must be between {} (all cores) and {}", row("threads").lo, row("threads").hi));
+  if (static_cast<double>(o.max_iterations) < row("max_iterations").lo)
+    violations.add("FitOptions::max_iterations", fmt::format("{}", o.max_iterations),
+                   fmt::format("must be at least {}", row("max_iterations").lo));
   const std::size_t needed = detail::parameter_count(form) + 1;
   if (runs.size() < needed)
     violations.add(fmt::format("{} runs: a {} law needs at least {}", runs.size(), to_string(form), needed));

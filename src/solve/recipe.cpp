@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
 namespace smelt {
@@ -25,11 +26,11 @@ LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers) {
   detail::Violations errors;
   // The same bound as a config's loop.count, checked before any product of
   // loops and layers is formed.
-  if (recipe.loops < 1)
-    errors.add("LoopRecipe::loops", fmt::format("{}", recipe.loops), "must be at least 1");
-  else if (recipe.loops > LoopRecipe::max_loops)
-    errors.add("LoopRecipe::loops", fmt::format("{}", recipe.loops),
-               fmt::format("must be at most {}", LoopRecipe::max_loops));
+  const auto& loops = detail::option_row<LoopRecipe>("loops");
+  if (static_cast<double>(recipe.loops) < loops.lo)
+    errors.add("LoopRecipe::loops", fmt::format("{}", recipe.loops), fmt::format("must be at least {}", loops.lo));
+  else if (static_cast<double>(recipe.loops) > loops.hi)
+    errors.add("LoopRecipe::loops", fmt::format("{}", recipe.loops), fmt::format("must be at most {}", loops.hi));
   if (recipe.residual_scale && !(std::isfinite(*recipe.residual_scale) && *recipe.residual_scale > 0))
     errors.add("LoopRecipe::residual_scale", fmt::format("{}", *recipe.residual_scale),
                "must be a positive finite number");

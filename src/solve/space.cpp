@@ -11,6 +11,7 @@
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
 #include "util/bounds.hpp"
+#include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
 namespace smelt::detail {
@@ -21,9 +22,7 @@ __extension__ typedef __int128 i128;  // products of counts, each up to 2^24 and
 // Knob values and alignments are bounded as the config fields they become
 // (validate.cpp), so that no product formed from them overflows.
 constexpr i64 kMaxSize = kMaxWidth;  // util/bounds.hpp
-constexpr i64 kMaxDepth = kMaxLayers;
 constexpr i64 kMaxContexts = kMaxListedValues;
-constexpr double kMaxTolerancePct = 1e6;          // tolerance x 1e6 must fit an integer (solve_result.cpp)
 constexpr i64 kMaxGeometries = i64{1} << 20;      // listed, and each ranked by its KV cache (solve.cpp)
 constexpr i64 kMaxLoopsEvaluated = i64{1} << 28;  // (geometry, width, H) the search may visit: its worst case
 
@@ -38,17 +37,15 @@ i64 scaled_width(i64 width, i64 hidden, i64 base_hidden, i64 align) {
 
 // Every scalar's range first: the domains below multiply and divide by them.
 void check_scalars(const SearchSpace& space, const MatchOptions& options, Violations& errors) {
-  errors.range("SearchSpace::align_hidden", space.align_hidden, 1, kMaxSize);
-  errors.range("SearchSpace::align_experts", space.align_experts, 1, kMaxExperts);
-  errors.range("SearchSpace::align_head_dim", space.align_head_dim, 1, kMaxSize);
-  errors.range("SearchSpace::min_head_dim", space.min_head_dim, 1, kMaxSize);
-  errors.range("SearchSpace::align_ffn", space.align_ffn, 1, kMaxSize);
-  if (options.top < 1) errors.add("MatchOptions::top", fmt::format("{}", options.top), "must be positive");
+  for (const char* name : {"align_hidden", "align_experts", "align_head_dim", "min_head_dim", "align_ffn"})
+    check_integer(space, name, errors);
+  check_integer(options, "top", errors);
+  const auto& tolerance_row = option_row<MatchOptions>("tolerance_pct");
   const std::string tolerance = fmt::format("{}", options.tolerance_pct);
-  if (!(options.tolerance_pct >= 0))
-    errors.add("MatchOptions::tolerance_pct", tolerance, "must be a percentage >= 0");
-  else if (options.tolerance_pct > kMaxTolerancePct)
-    errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be at most {}", kMaxTolerancePct));
+  if (!(options.tolerance_pct >= tolerance_row.lo))
+    errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be a percentage >= {}", tolerance_row.lo));
+  else if (options.tolerance_pct > tolerance_row.hi)
+    errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be at most {}", tolerance_row.hi));
   if (options.match.empty()) errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv");
 }
 
@@ -56,10 +53,11 @@ void check_scalars(const SearchSpace& space, const MatchOptions& options, Violat
 // sized at: with a bad depth, the rest of the recipe is checked at the Baseline's.
 i64 resolve_depth_and_loop(const ModelConfig& b, const LoopRecipe& recipe, Plan& plan, Violations& errors) {
   plan.depth = recipe.depth.value_or(b.num_layers);
-  const bool depth_ok = plan.depth >= 1 && plan.depth <= kMaxDepth;
+  const auto& depth_row = option_row<LoopRecipe>("depth");
+  const bool depth_ok = within(depth_row, static_cast<double>(plan.depth));
   const std::string shown = fmt::format("{}", plan.depth);
   if (!depth_ok)
-    errors.add("LoopRecipe::depth", shown, fmt::format("must be between 1 and {}", kMaxDepth));
+    errors.add("LoopRecipe::depth", shown, fmt::format("must be between {} and {}", depth_row.lo, depth_row.hi));
   else if (plan.depth != b.num_layers && !b.moe.layers.empty())
     errors.add("LoopRecipe::depth", shown, "the Baseline lists its MoE layers explicitly, so its depth cannot change");
   const i64 depth = depth_ok ? plan.depth : b.num_layers;
@@ -73,9 +71,10 @@ void resolve_contexts(const ModelConfig& b, const MatchOptions& options, Plan& p
   if (static_cast<i64>(plan.contexts.size()) > kMaxContexts)
     errors.add("MatchOptions::contexts", "",
                fmt::format("{} contexts listed: at most {}", plan.contexts.size(), kMaxContexts));
+  const auto& row = option_row<MatchOptions>("contexts");
   for (const i64 t : plan.contexts)
-    if (t < 1 || t > kMaxContext)
-      errors.add("MatchOptions::contexts", fmt::format("{}", t), fmt::format("must be between 1 and {}", kMaxContext));
+    if (!within(row, static_cast<double>(t)))
+      errors.add("MatchOptions::contexts", fmt::format("{}", t), fmt::format("must be between {} and {}", row.lo, row.hi));
 }
 
 // A domain's range and the number of values it holds (0 after an error).

@@ -9,6 +9,7 @@
 
 #include "smelt/error.hpp"
 #include "util/bounds.hpp"
+#include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
 namespace smelt {
@@ -85,21 +86,23 @@ std::vector<Violation> sweep_violations(const ModelConfig& baseline, const Sweep
         std::pair{"SweepOptions::depths", o.depths.size()}})
     if (static_cast<i64>(size) > kMaxListed)
       errors.add(field, "", fmt::format("{} values listed: at most {}", size, kMaxListed));
+  const auto& spans = detail::option_row<SweepOptions>("spans");
   for (const double f : o.spans)
-    if (!(f >= 0 && f <= 1))
+    if (!detail::within(spans, f))
       errors.add("SweepOptions::spans", fmt::format("{}", f),
                  "must be a fraction of the layers in [0, 1] (0% to 100%)");
+  const auto& loops = detail::option_row<SweepOptions>("loops");
   for (const i64 n : o.loops)
-    if (n < 1)
-      errors.add("SweepOptions::loops", fmt::format("{}", n), "must be at least 1");
-    else if (n > LoopRecipe::max_loops)
-      errors.add("SweepOptions::loops", fmt::format("{}", n), fmt::format("must be at most {}", LoopRecipe::max_loops));
+    if (static_cast<double>(n) < loops.lo)
+      errors.add("SweepOptions::loops", fmt::format("{}", n), fmt::format("must be at least {}", loops.lo));
+    else if (static_cast<double>(n) > loops.hi)
+      errors.add("SweepOptions::loops", fmt::format("{}", n), fmt::format("must be at most {}", loops.hi));
   const bool loop_rows = std::any_of(o.spans.begin(), o.spans.end(), [](double f) { return f > 0; });
   if (loop_rows && o.loops.empty())
     errors.add("SweepOptions::loops", "[]", "must list at least one loop count for the spans above 0");
   const i64 layers = baseline.num_layers;
   for (const double m : o.depths) {
-    if (!(std::isfinite(m) && m > 0)) {
+    if (!(std::isfinite(m) && m > detail::option_row<SweepOptions>("depths").lo)) {
       errors.add("SweepOptions::depths", fmt::format("{}", m), "must be a depth multiplier > 0");
       continue;
     }

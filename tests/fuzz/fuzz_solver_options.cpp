@@ -1,5 +1,5 @@
 // derive's solver options as the command line gives them: one argument per
-// input line, parsed by CLI11 as smelt-match does, then make_setup and the
+// input line, parsed by CLI11 as smelt-match does, then the flags' setup and the
 // solver's resolution of the search space (make_plan) on a small Baseline, and
 // the solve itself when the space is small. The first byte picks the Baseline.
 #include <string>
@@ -28,15 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
 
   CLI::App app;
-  cli::SolverArgs options;
-  cli::add_solver_options(&app, options, true);
+  const cli::SolverFlags options(&app, true);
   try {
     app.parse(reversed);
   } catch (const CLI::Error&) {
     return 0;  // CLI11 rejects it before smelt sees it
   }
   try {
-    const cli::SolverSetup s = cli::make_setup(options);
+    const cli::SolverSetup s = options.setup();
     const detail::Plan plan = detail::make_plan(baseline, s.recipe, s.space, s.options);
     if (plan.space_size() <= 4096) (void)solve(baseline, s.recipe, s.space, s.options);
   } catch (const smelt::error&) {
