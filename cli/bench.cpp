@@ -10,8 +10,8 @@
 
 #include "bench/diff_pct.hpp"
 #include "commands.hpp"
-#include "option_flags.hpp"
 #include "exit_codes.hpp"
+#include "option_flags.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_report.hpp"
 #include "smelt/error.hpp"

@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
-#include "option_flags.hpp"
 #include "exit_codes.hpp"
+#include "option_flags.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "smelt/scaling_fit.hpp"
@@ -88,14 +88,14 @@ int run_fit(const FitArgs& args) {
   // Checked before the runs are read (a billion resamples is refused at once), with the table's bounds.
   const auto& bootstrap = *find_field<FitOptions>("bootstrap");
   if (!within_bounds(bootstrap, options.bootstrap))
-    errors.add(fmt::format("--bootstrap = {}: must be between {} and {}", options.bootstrap, bootstrap.lo,
-                           bootstrap.hi));
+    errors.add(
+        fmt::format("--bootstrap = {}: must be between {} and {}", options.bootstrap, bootstrap.lo, bootstrap.hi));
   if (!(options.huber_delta > find_field<FitOptions>("huber_delta")->lo && std::isfinite(options.huber_delta)))
     errors.add(fmt::format("--delta = {:g}: must be a positive number", options.huber_delta));
   const auto& threads = *find_field<FitOptions>("threads");
   if (!within_bounds(threads, options.threads))
-    errors.add(fmt::format("--threads = {}: must be between {} (every core) and {}", options.threads, threads.lo,
-                           threads.hi));
+    errors.add(
+        fmt::format("--threads = {}: must be between {} (every core) and {}", options.threads, threads.lo, threads.hi));
   errors.throw_if_any();
 
   std::vector<std::pair<std::string, std::string>> renames;

@@ -117,7 +117,8 @@ std::string help_text(std::string_view owner, std::string_view doc, OptionKind k
   const bool numeric = kind == OptionKind::integer || kind == OptionKind::number || kind == OptionKind::range ||
                        kind == OptionKind::ratio_range || kind == OptionKind::integer_list ||
                        kind == OptionKind::number_list;
-  if (!numeric || (std::isinf(lo) && std::isinf(hi))) return out;
+  // "at least 0" of a count says nothing; an open "above 0" is the doc's to say.
+  if (!numeric || (std::isinf(lo) && std::isinf(hi)) || (lo == 0 && std::isinf(hi))) return out;
   if (std::isinf(hi)) return fmt::format("{}; at least {}", out, bound_text(lo));
   return fmt::format("{}; {} to {}", out, bound_text(lo), bound_text(hi));
 }

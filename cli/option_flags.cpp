@@ -55,15 +55,23 @@ void parse_items(const FieldFlag& f, const FlagText& t, std::vector<T>& out, det
 // What --help shows after a flag for its value.
 std::string type_name(OptionKind kind) {
   switch (kind) {
-    case OptionKind::integer: return "INT";
-    case OptionKind::number: return "NUM";
-    case OptionKind::range: return "V|LO:HI";
-    case OptionKind::ratio_range: return "R|LO:HI";
-    case OptionKind::integer_list: return "INT,...";
-    case OptionKind::number_list: return "NUM,...";
-    case OptionKind::word_list: return "WORD,...";
+    case OptionKind::integer:
+      return "INT";
+    case OptionKind::number:
+      return "NUM";
+    case OptionKind::range:
+      return "V|LO:HI";
+    case OptionKind::ratio_range:
+      return "R|LO:HI";
+    case OptionKind::integer_list:
+      return "INT,...";
+    case OptionKind::number_list:
+      return "NUM,...";
+    case OptionKind::word_list:
+      return "WORD,...";
     case OptionKind::word:
-    case OptionKind::boolean: break;
+    case OptionKind::boolean:
+      break;
   }
   return "WORD";
 }
@@ -86,9 +94,9 @@ void read_value(const FieldFlag& f, const FlagText& t, double& out, detail::Viol
 }
 void read_value(const FieldFlag& f, const FlagText& t, bool& out, detail::Violations& errors) {
   if (t.on && t.off)
-    errors.add(fmt::format("{}: contradicts {} ({}, or let them move: the default)", f.negative, f.flag,
-                           std::string(1, static_cast<char>(std::tolower(f.negative_help[0]))) +
-                               f.negative_help.substr(1)));
+    errors.add(
+        fmt::format("{}: contradicts {} ({}, or let them move: the default)", f.negative, f.flag,
+                    std::string(1, static_cast<char>(std::tolower(f.negative_help[0]))) + f.negative_help.substr(1)));
   out = t.on ? true : t.off ? false : out;
 }
 void read_value(const FieldFlag& f, const FlagText& t, std::optional<std::int64_t>& out, detail::Violations& errors) {
@@ -106,14 +114,16 @@ void read_value(const FieldFlag& f, const FlagText& t, RatioRange& out, detail::
   if (const auto r = parse_range<RatioRange>(f, "a ratio", t.text, errors)) out = *r;
 }
 void read_value(const FieldFlag& f, const FlagText& t, FfnScaling& out, detail::Violations& errors) {
-  read_word(f, t.text, [&](std::string_view s, std::string_view field) { out = parse_ffn_scaling(s, field); }, errors);
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_ffn_scaling(s, field); }, errors);
 }
 void read_value(const FieldFlag& f, const FlagText& t, LoopSpan& out, detail::Violations& errors) {
-  read_word(f, t.text, [&](std::string_view s, std::string_view field) { out = parse_loop_span(s, field); }, errors);
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_loop_span(s, field); }, errors);
 }
 void read_value(const FieldFlag& f, const FlagText& t, BenchBackendKind& out, detail::Violations& errors) {
-  read_word(f, t.text, [&](std::string_view s, std::string_view field) { out = parse_bench_backend(s, field); },
-            errors);
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_bench_backend(s, field); }, errors);
 }
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<Budget>& out, detail::Violations& errors) {
   out.clear();

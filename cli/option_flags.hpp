@@ -80,8 +80,8 @@ class OptionFlags {
       if (std::find(skip.begin(), skip.end(), row.name) != skip.end()) continue;
       auto entry = std::make_unique<Entry>(Entry{&row, field_flag(OptionTable<Options>::owner, row.name), {}});
       const std::string shown = std::visit([&](auto member) { return default_text(defaults.*member); }, row.member);
-      add_flag_of(sub, entry->flag, row.kind, help_text(OptionTable<Options>::owner, row.doc, row.kind, row.lo, row.hi), shown,
-                  entry->text);
+      add_flag_of(sub, entry->flag, row.kind, help_text(OptionTable<Options>::owner, row.doc, row.kind, row.lo, row.hi),
+                  shown, entry->text);
       entries_.push_back(std::move(entry));
     }
   }

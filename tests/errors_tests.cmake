@@ -34,3 +34,10 @@ smelt_cli_test(errors.list.spaces EXIT 0
                ARGS sweep ${PROJECT_SOURCE_DIR}/examples/smelt-baseline-12l.json --spans "0.25, 50%" --loops 2
                     --depths " none" --csv
                STDOUT "^kind,[^\n]*\nloop,0.25,1,5-7,2,[^\n]*\nloop,0.5,1,4-9,2,[^\n]*\n$")
+
+# The option structs' field tables against --help and docs/cli.md: the subcommands as smelt-match builds them.
+add_executable(smelt_option_table_tests support/main_test.cpp cli/option_table_test.cpp)
+target_include_directories(smelt_option_table_tests PRIVATE support ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/cli)
+target_link_libraries(smelt_option_table_tests PRIVATE smelt_cli smelt::smelt Catch2::Catch2 ${SMELT_FMT} smelt_warnings)
+target_compile_definitions(smelt_option_table_tests PRIVATE SMELT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+catch_discover_tests(smelt_option_table_tests EXTRA_ARGS --warn NoTests)

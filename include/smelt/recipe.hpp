@@ -58,8 +58,7 @@ struct LoopRecipe {
 template <>
 struct OptionTable<LoopRecipe> {
   static constexpr std::string_view owner = "LoopRecipe";
-  using Field =
-      OptionField<LoopRecipe, LoopSpan, std::int64_t, std::optional<double>, std::optional<std::int64_t>>;
+  using Field = OptionField<LoopRecipe, LoopSpan, std::int64_t, std::optional<double>, std::optional<std::int64_t>>;
   static constexpr auto fields = std::to_array<Field>({
       {"span", OptionKind::word, &LoopRecipe::span, 0, 0,
        "Looped layers: middle-half, full, a fraction (0.25 or 25%), or 1-based \"4-9\""},

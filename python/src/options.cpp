@@ -149,8 +149,7 @@ void Keywords::value(const char* owner, const char* key, std::vector<Budget>& ou
   const json* v = take(key);
   if (!v) return;
   const json list = v->is_string() ? json::array({*v}) : *v;
-  if (!list.is_array())
-    return type_error(owner, key, *v, "must be a list of budgets: \"flops\", \"params\", \"kv\"");
+  if (!list.is_array()) return type_error(owner, key, *v, "must be a list of budgets: \"flops\", \"params\", \"kv\"");
   out.clear();
   for (const json& word : list) {
     if (!word.is_string()) {

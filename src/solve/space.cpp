@@ -74,7 +74,8 @@ void resolve_contexts(const ModelConfig& b, const MatchOptions& options, Plan& p
   const auto& row = option_row<MatchOptions>("contexts");
   for (const i64 t : plan.contexts)
     if (!within(row, static_cast<double>(t)))
-      errors.add("MatchOptions::contexts", fmt::format("{}", t), fmt::format("must be between {} and {}", row.lo, row.hi));
+      errors.add("MatchOptions::contexts", fmt::format("{}", t),
+                 fmt::format("must be between {} and {}", row.lo, row.hi));
 }
 
 // A domain's range and the number of values it holds (0 after an error).
