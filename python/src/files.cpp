@@ -48,11 +48,11 @@ std::string read_json_text(const std::string& path, const std::string& what) {
   });
 }
 
-std::pair<std::string, std::string> read_config_with_family(const std::string& path) {
+std::pair<ModelConfig, std::string> read_config_with_family(const std::string& path) {
   // One read: standard input cannot be read twice (the CLI's export does the same).
   return read_within(path, "config", [](const std::string& text, const std::string& source) {
-    const ModelConfig config = smelt::parse_config(text, source);
-    return std::pair{smelt::to_json(config), smelt::hf_family_of(text, source)};
+    ModelConfig config = smelt::parse_config(text, source);
+    return std::pair{std::move(config), smelt::hf_family_of(text, source)};
   });
 }
 
