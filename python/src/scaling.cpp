@@ -115,20 +115,20 @@ std::pair<std::vector<double>, std::vector<double>> law_frontier(const std::stri
 std::vector<double> law_loss(const std::string& form, const std::vector<double>& params, double sparsity, double size,
                              const std::vector<double>& computes) {
   const Law law = law_of(form, params);
-  std::vector<double> out;
-  for (const double compute : computes) {
-    // A model of `size` trained with `compute`: D = C / (6 N) for chinchilla, C / F for smelt.
+  std::vector<double> out(computes.size(), std::numeric_limits<double>::quiet_NaN());
+  if (law.params.size() != parameter_names(law.form).size()) return out;
+  for (std::size_t i = 0; i < computes.size(); ++i) {
+    // A model of `size` trained with `computes[i]`: D = C / (6 N) for chinchilla, C / F for smelt.
     Run run;
     if (law.form == LawForm::chinchilla) {
       run.n = size;
-      run.d = compute / (6 * size);
+      run.d = computes[i] / (6 * size);
     } else {
       run.f = size;
       run.s = sparsity;
-      run.d = compute / size;
+      run.d = computes[i] / size;
     }
-    out.push_back(
-        finite_or_nan(law.params.size() == parameter_names(law.form).size() ? law.predict(run) : std::nan("")));
+    out[i] = finite_or_nan(law.predict(run));
   }
   return out;
 }

@@ -34,11 +34,14 @@ ConfigFormat detect_format(std::string_view text, std::string_view source) {
   return format_of(detail::parse_json_text(text, source), source);
 }
 
+ModelConfig detail::config_from_json(const nlohmann::json& json, std::string_view source) {
+  return format_of(json, source) == ConfigFormat::native ? native_config_from_json(json, source)
+                                                         : hf_config_from_json(json, source);
+}
+
 // The text is parsed once, to tell its format and to read it.
 ModelConfig parse_config(std::string_view text, std::string_view source) {
-  const nlohmann::json json = detail::parse_json_text(text, source);
-  return format_of(json, source) == ConfigFormat::native ? detail::native_config_from_json(json, source)
-                                                         : hf_config_from_json(json, source);
+  return detail::config_from_json(detail::parse_json_text(text, source), source);
 }
 
 ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
