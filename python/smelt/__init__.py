@@ -106,18 +106,19 @@ def read_config(config: ConfigLike, source: str = "<dict>") -> Config:
         return config
     if isinstance(config, (str, os.PathLike)):
         path = os.fspath(config)
-        return Config(_core.read_config(path), source=path)
+        return Config._read(_core.read_config(path), source=path)
     if isinstance(config, Mapping):
         try:
             text = json.dumps(config, allow_nan=False, default=_plain)
         except (TypeError, ValueError, RecursionError) as e:
             raise ConfigError(f"{source}: not a JSON object: {e}") from None
-        return Config(_core.parse_config(text, source))
+        return Config._read(_core.parse_config(text, source))
     raise ConfigError(f"config = {type(config).__name__}: must be a path, a dict or a smelt.Config")
 
 
-def _native(config: ConfigLike) -> str:
-    return read_config(config).to_json()
+def _native(config: ConfigLike) -> _core.NativeConfig:
+    """The config as the library read it: read once here, or as a Config keeps it."""
+    return read_config(config)._native_config()
 
 
 def count(
@@ -157,10 +158,17 @@ def count(
             reference_name = os.fspath(sparsity_reference)
         reference_config = read_config(sparsity_reference)
         reference_name = reference_name or (reference_config.source or "")
-        reference = reference_config.to_json()
+        reference = reference_config._native_config()
     return CountReport(
         _core.count(
-            config.to_json(), context, convention, elementwise, name_if_empty, reference, reference_name, every_layer
+            config._native_config(),
+            context,
+            convention,
+            elementwise,
+            name_if_empty,
+            reference,
+            reference_name,
+            every_layer,
         )
     )
 
@@ -308,7 +316,7 @@ def export_hf(config: ConfigLike, family: str | None = None) -> str:
         # One bounded read gives the config and the family its text names, with the file's context on any error.
         native, named = _core.read_config_with_family(os.fspath(config))
     else:
-        native, named = read_config(config).to_json(), _family_named_by(config)
+        native, named = _native(config), _family_named_by(config)
     return _core.export_hf(native, family if family is not None else named)
 
 

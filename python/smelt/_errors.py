@@ -1,4 +1,6 @@
-"""The library's exceptions (smelt::error and its kinds), raised by smelt._core.
+"""The package's one exception tree: the library's exceptions (smelt::error and
+its kinds), raised by smelt._core, and ReportError, the plots' own, under the
+same root smelt.Error.
 
 Each carries the C++ message unchanged: a configuration error names the field,
 the value and the rule, one violation per line, as the CLI prints them.
@@ -35,6 +37,11 @@ class IOError(Error, OSError):  # noqa: A001 - smelt.IOError, as the library's i
 
 class CudaError(Error):
     """A CUDA failure or a device that cannot run the request (smelt::cuda_error)."""
+
+
+class ReportError(Error, ValueError):
+    """A report that cannot be plotted (smelt.plot): its lines name the file, the JSON path, the value and the
+    rule. Raised by the Python side only; ``python -m smelt plot`` exits 2 on it."""
 
 
 SmeltIOError = IOError

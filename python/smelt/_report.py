@@ -1,4 +1,9 @@
-"""Typed views of the library's JSON reports.
+"""The one reader of the library's JSON reports, and typed views of them.
+
+``read_json`` and ``decode`` are where the package reads a report's JSON: the
+typed reports below decode the text the C++ writer returns, and the plots
+(smelt.plot) read a report file or dict through ``read_json``, with the
+library's bounded file reader.
 
 A report keeps the parsed JSON (key order as the C++ writer wrote it) and reads
 it by attribute: ``r.params.total`` is ``r.to_dict()["params"]["total"]``.
@@ -12,9 +17,36 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from typing import Any, Iterator
 
 from . import _core
+from ._errors import ConfigError, ReportError
+
+
+def decode(text: str) -> Any:
+    """JSON text as Python values, in the writer's key order: every report and config the package reads."""
+    return json.loads(text)
+
+
+def read_json(source: str | os.PathLike[str] | Any, what: str) -> tuple[Any, str]:
+    """A report (or law file) and the name messages use for it: the path as given (``<stdin>`` for ``-``, which
+    reads standard input), or ``<dict>`` for a value, which is returned as it is.
+
+    A file is read and parsed by the library's bounded reader, as every smelt-match input is (64 MiB, 64 levels
+    of nesting, 4,194,304 values, numbers a double holds): a file that cannot be read raises smelt.IOError, an
+    OSError (exit code 4 on the command line), text that is not such JSON a ReportError (exit code 2), each with
+    the library's message under ``while reading WHAT 'NAME':``.
+    """
+    if not isinstance(source, (str, os.PathLike)):
+        return source, f"<{type(source).__name__}>"
+    path = os.fspath(source)
+    name = "<stdin>" if path == "-" else path
+    try:
+        text = _core.read_json_text(path, what)
+    except ConfigError as e:
+        raise ReportError(str(e)) from None
+    return decode(text), name
 
 
 class Node:
@@ -102,7 +134,7 @@ class Report(Node):
 
     def __init__(self, text: str | dict[str, Any]) -> None:
         if isinstance(text, str):
-            super().__init__(json.loads(text))
+            super().__init__(decode(text))
             object.__setattr__(self, "_text", text)
         else:
             super().__init__(text)
@@ -113,14 +145,22 @@ class Report(Node):
         return self._text if self._text is not None else super().to_json()
 
 
+# The count report's term names, in its order, from its writer (src/count/report_terms.hpp).
+TERMS: dict[str, tuple[str, ...]] = _core.report_terms()
+
+
 class ParamTerms(Node):
-    """Parameters (elements) per part: embedding, lm_head, attention, norms, router, experts, shared_experts,
-    dense_ffn (a layer's ``params`` holds the per-layer parts)."""
+    __doc__ = (
+        f"Parameters (elements) per part: {', '.join(TERMS['params'])} "
+        f"(a layer's ``params`` holds the per-layer parts: {', '.join(TERMS['layer_params'])})."
+    )
 
 
 class FlopTerms(Node):
-    """FLOPs per token per part: attention_qkv, attention_out, attention_scores, attention_values, router, experts,
-    shared_experts, dense_ffn, elementwise, lm_head, mtp (a layer's ``flops_per_visit`` adds its ``total``)."""
+    __doc__ = (
+        f"FLOPs per token per part: {', '.join(TERMS['flops'])} "
+        f"(a layer's ``flops_per_visit`` holds {', '.join(TERMS['layer_flops'])} and their ``total``)."
+    )
 
 
 class Params(Node):
@@ -201,17 +241,51 @@ class Config(Report):
     Built by ``smelt.read_config``; ``to_json()`` is the canonical native JSON
     that ``smelt-match convert`` writes, which the CLI reads back unchanged.
     ``source`` is the path it was read from (None otherwise).
+
+    The library reads (parses and validates) a config once and the config keeps
+    what it read (``_native``), which every other call takes as it is; its JSON
+    is written, and read in Python, only when asked for.
     """
 
-    __slots__ = ("source",)
+    __slots__ = ("source", "_native")
 
     def __init__(self, text: str | dict[str, Any], source: str | None = None) -> None:
         super().__init__(text)
         object.__setattr__(self, "source", source)
+        object.__setattr__(self, "_native", None)
+
+    @classmethod
+    def _read(cls, native: _core.NativeConfig, source: str | None = None) -> Config:
+        """A config the library has read: its fields are decoded on the first one asked for."""
+        self = cls.__new__(cls)
+        object.__setattr__(self, "_text", None)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "_native", native)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_data":  # not decoded yet (Config._read)
+            data = decode(self.to_json())
+            object.__setattr__(self, "_data", data)
+            return data
+        return super().__getattr__(name)
+
+    def __copy__(self) -> Config:
+        return self  # read-only, as a tuple is
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Config:
+        return self
+
+    def _native_config(self) -> _core.NativeConfig:
+        """The config as the library read it; a config inside a report is read (once) when first asked for."""
+        if self._native is None:
+            text = self._text if self._text is not None else json.dumps(self._data)
+            object.__setattr__(self, "_native", _core.parse_config(text, "<config>"))
+        return self._native
 
     def to_json(self) -> str:
-        if self._text is None:  # a config inside a report: canonical text from the library's own writer
-            object.__setattr__(self, "_text", _core.parse_config(json.dumps(self._data), "<config>"))
+        if self._text is None:  # canonical text from the library's own writer
+            object.__setattr__(self, "_text", self._native_config().to_json())
         return self._text
 
 

@@ -1,7 +1,8 @@
 // The extension smelt._core: thin functions over the public library that take
-// and return text (native config JSON, keyword arguments as a JSON object,
-// reports as the library's own ordered JSON), so that the Python package's
-// results are the CLI's JSON by construction (python/smelt/__init__.py).
+// a config read once (NativeConfig) and text (keyword arguments as a JSON
+// object) and return reports as the library's own ordered JSON, so that the
+// Python package's results are the CLI's JSON by construction
+// (python/smelt/__init__.py).
 #pragma once
 
 #include <cstdint>
@@ -12,28 +13,35 @@
 
 #include <nanobind/nanobind.h>
 
+#include "smelt/config.hpp"
+
 namespace smelt::python {
 
 // Exceptions: the smelt::error tree as smelt.Error and its children (errors.cpp).
 void register_errors(nanobind::module_& m);
 
-// Configs (config.cpp): canonical native JSON out, native JSON in. A config
+// Configs (config.cpp): a config is read (parsed and validated) once, into a
+// ModelConfig that Python holds (smelt._core.NativeConfig) and hands back to
+// every other call, which neither parses nor validates it again. A config
 // read keeps its name, empty or not, as `smelt-match convert` writes it.
-std::string read_config(const std::string& path);
-std::string parse_config(const std::string& text, const std::string& source);
+ModelConfig read_config(const std::string& path);
+ModelConfig parse_config(const std::string& text, const std::string& source);
 // context: none for the config's own; `name_if_empty` names a config whose
 // name is empty (its path, as `smelt-match count` names it); every_layer is
 // CountReportOptions::every_layer.
-std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise, const std::string& name_if_empty, std::optional<std::string> reference,
+std::string count(ModelConfig config, std::optional<std::int64_t> context, const std::string& convention,
+                  bool elementwise, const std::string& name_if_empty, const ModelConfig* reference,
                   const std::string& reference_name_if_empty, bool every_layer);
+// The count report's term names, in its order (count/report_terms.hpp): "params" and "flops" as the model's
+// `terms` holds them, "layer_params" and "layer_flops" as a layer's `params` and `flops_per_visit` do.
+nanobind::dict report_terms();
 
 // Files (files.cpp), read and parsed with the library's bounds; errors carry
 // "while reading WHAT 'PATH'" ("-" is standard input, "<stdin>").
 // The text of a JSON file (without a byte order mark) once the bounded parser accepts it.
 std::string read_json_text(const std::string& path, const std::string& what);
-// A config file as native JSON and the family its text names ("" for native JSON), from one read.
-std::pair<std::string, std::string> read_config_with_family(const std::string& path);
+// A config file and the family its text names ("" for native JSON), from one read.
+std::pair<ModelConfig, std::string> read_config_with_family(const std::string& path);
 // A name as the CLI's tables show it (util/excerpt.hpp).
 std::string name_excerpt(const std::string& name, std::size_t limit);
 
@@ -44,8 +52,8 @@ std::string name_excerpt(const std::string& name, std::size_t limit);
 // {owner, name, kind, lo, hi, doc}; an unbounded end is null.
 std::string option_fields();
 
-std::string derive(const std::string& baseline, const std::string& kwargs);
-std::string sweep(const std::string& baseline, const std::string& kwargs);
+std::string derive(const ModelConfig& baseline, const std::string& kwargs);
+std::string sweep(const ModelConfig& baseline, const std::string& kwargs);
 
 // Scaling laws (scaling.cpp): runs as a file path or as JSON text (an array
 // of objects), laws as law-file JSON.
@@ -53,14 +61,22 @@ std::string fit(const std::string& runs, bool runs_is_path, const std::string& s
 // inputs[i]: a law file's path (is_path[i]) or its JSON text, named sources[i].
 std::string frontier(const std::vector<std::string>& inputs, const std::vector<bool>& is_path,
                      const std::vector<std::string>& sources, const std::vector<double>& budgets, double sparsity);
+// One law (form and parameters in parameter_names order, as a law file holds them) at a sparsity, for the
+// frontier plot: the compute-optimal size and loss at each compute (optimal_allocation), and the loss of a
+// model of a fixed size at each compute (Law::predict); NaN where the law gives no finite value.
+std::pair<std::vector<double>, std::vector<double>> law_frontier(const std::string& form,
+                                                                 const std::vector<double>& params, double sparsity,
+                                                                 const std::vector<double>& computes);
+std::vector<double> law_loss(const std::string& form, const std::vector<double>& params, double sparsity, double size,
+                             const std::vector<double>& computes);
 
 // Exports (export.cpp): `family` empty picks the default family (export.hpp).
-std::string export_hf(const std::string& config, const std::string& family);
+std::string export_hf(const ModelConfig& config, const std::string& family);
 struct MegatronExport {
   std::vector<std::string> comments;
   std::vector<std::pair<std::string, std::string>> arguments;
   std::string text;
 };
-MegatronExport export_megatron(const std::string& config);
+MegatronExport export_megatron(const ModelConfig& config);
 
 }  // namespace smelt::python

@@ -1,10 +1,11 @@
-// Configs and counts: read or parse a config into canonical native JSON, and
-// count one into the same JSON report `smelt-match count --json` prints.
+// Configs and counts: read or parse a config (once: Python keeps the result),
+// and count one into the same JSON report `smelt-match count --json` prints.
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "bindings.hpp"
+#include "count/report_terms.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
@@ -14,14 +15,14 @@
 
 namespace smelt::python {
 
-std::string read_config(const std::string& path) { return to_json(smelt::read_config(std::filesystem::path(path))); }
+ModelConfig read_config(const std::string& path) { return smelt::read_config(std::filesystem::path(path)); }
 
-std::string parse_config(const std::string& text, const std::string& source) {
-  return to_json(smelt::parse_config(text, source));
+ModelConfig parse_config(const std::string& text, const std::string& source) {
+  return smelt::parse_config(text, source);
 }
 
-std::string count(const std::string& config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise, const std::string& name_if_empty, std::optional<std::string> reference,
+std::string count(ModelConfig c, std::optional<std::int64_t> context, const std::string& convention, bool elementwise,
+                  const std::string& name_if_empty, const ModelConfig* reference,
                   const std::string& reference_name_if_empty, bool every_layer) {
   // CountOptions reads 0 as "the config's": a context given as 0 is refused
   // here, in the words the library uses for the others.
@@ -29,19 +30,36 @@ std::string count(const std::string& config, std::optional<std::int64_t> context
     throw config_error(
         fmt::format("context_length = {}: must be between 1 and {} tokens", *context, detail::kMaxContext));
   const Convention conv = parse_convention(convention, "convention");
-  ModelConfig c = parse_native_config(config);
   if (c.name.empty()) c.name = name_if_empty;
   CountOptions options;
   options.context_length = context.value_or(0);
   options.elementwise = elementwise;
   std::optional<ModelConfig> ref;
   if (reference) {
-    ref = parse_native_config(*reference);
+    ref = *reference;
     if (ref->name.empty()) ref->name = reference_name_if_empty;
   }
   CountReportOptions report;
   report.every_layer = every_layer;
   return count_report_json({count_model(std::move(c), options, ref ? &*ref : nullptr)}, conv, report);
+}
+
+nanobind::dict report_terms() {
+  nanobind::list params, flops, layer_params, layer_flops;
+  for (const detail::ParamTermField& f : detail::kParamTermFields) {
+    params.append(nanobind::str(f.name.data(), f.name.size()));
+    if (f.per_layer) layer_params.append(nanobind::str(f.name.data(), f.name.size()));
+  }
+  for (const detail::FlopTermField& f : detail::kFlopTermFields) {
+    flops.append(nanobind::str(f.name.data(), f.name.size()));
+    if (f.per_layer) layer_flops.append(nanobind::str(f.name.data(), f.name.size()));
+  }
+  nanobind::dict out;
+  out["params"] = nanobind::tuple(params);
+  out["flops"] = nanobind::tuple(flops);
+  out["layer_params"] = nanobind::tuple(layer_params);
+  out["layer_flops"] = nanobind::tuple(layer_flops);
+  return out;
 }
 
 }  // namespace smelt::python

@@ -1,4 +1,4 @@
-// Exports (docs/export.md): a native config as a Hugging Face config.json in
+// Exports (docs/export.md): a config read once as a Hugging Face config.json in
 // one family's schema, or as Megatron-LM's arguments, as `smelt-match export`
 // writes them.
 #include "smelt/export.hpp"
@@ -7,12 +7,10 @@
 
 namespace smelt::python {
 
-std::string export_hf(const std::string& config, const std::string& family) {
-  return smelt::export_hf(parse_native_config(config), family);
-}
+std::string export_hf(const ModelConfig& config, const std::string& family) { return smelt::export_hf(config, family); }
 
-MegatronExport export_megatron(const std::string& config) {
-  const MegatronArguments a = smelt::export_megatron(parse_native_config(config));
+MegatronExport export_megatron(const ModelConfig& config) {
+  const MegatronArguments a = smelt::export_megatron(config);
   return {a.comments, a.arguments, a.text()};
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "bindings.hpp"
+#include "config/native_json.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
 #include "smelt/io.hpp"
@@ -48,11 +49,16 @@ std::string read_json_text(const std::string& path, const std::string& what) {
   });
 }
 
-std::pair<std::string, std::string> read_config_with_family(const std::string& path) {
+std::pair<ModelConfig, std::string> read_config_with_family(const std::string& path) {
   // One read: standard input cannot be read twice (the CLI's export does the same).
   return read_within(path, "config", [](const std::string& text, const std::string& source) {
-    const ModelConfig config = smelt::parse_config(text, source);
-    return std::pair{smelt::to_json(config), smelt::hf_family_of(text, source)};
+    // Parsed once: parse_config's reading, then hf_family_of's answer (the model_type a Hugging Face config
+    // names; the reading has refused one that is not a string) from the same JSON.
+    const nlohmann::json json = detail::parse_json_text(text, source);
+    ModelConfig config = detail::config_from_json(json, source);
+    const auto type = json.find("model_type");
+    std::string family = type != json.end() && type->is_string() ? type->get<std::string>() : std::string{};
+    return std::pair{std::move(config), std::move(family)};
   });
 }
 

@@ -1,9 +1,12 @@
 // fit and frontier: runs (a file, or JSON rows from Python) fitted one law per
 // label (fit_laws, as `smelt-match fit`), written as the law file
-// (laws_to_json); frontiers of law files as `frontier --json` writes them.
+// (laws_to_json); frontiers of law files as `frontier --json` writes them;
+// one law's curves for the frontier plot (optimal_allocation, Law::predict).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,7 @@
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
+#include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
@@ -71,6 +75,62 @@ std::string frontier(const std::vector<std::string>& inputs, const std::vector<b
   for (const Named& n : laws)
     views.push_back({&n.law, n.law.label.empty() ? std::string_view(n.unlabelled) : n.law.label, n.file});
   return frontier_report_json(views, budgets, frontier_cells(views, budgets, sparsity), sparsity);
+}
+
+}  // namespace smelt::python
+
+namespace smelt::python {
+namespace {
+
+Law law_of(const std::string& form, const std::vector<double>& params) {
+  Law law;
+  law.form = parse_law_form(form, "form");
+  law.params = params;
+  return law;
+}
+
+double finite_or_nan(double v) { return std::isfinite(v) ? v : std::numeric_limits<double>::quiet_NaN(); }
+
+}  // namespace
+
+std::pair<std::vector<double>, std::vector<double>> law_frontier(const std::string& form,
+                                                                 const std::vector<double>& params, double sparsity,
+                                                                 const std::vector<double>& computes) {
+  const Law law = law_of(form, params);
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (const double compute : computes) {
+    double size = std::numeric_limits<double>::quiet_NaN(), loss = size;
+    try {
+      const Allocation a = optimal_allocation(law, compute, sparsity);
+      size = finite_or_nan(a.size);
+      loss = finite_or_nan(a.loss);
+    } catch (const config_error&) {  // no frontier at this compute: a gap in the curve
+    }
+    out.first.push_back(size);
+    out.second.push_back(loss);
+  }
+  return out;
+}
+
+std::vector<double> law_loss(const std::string& form, const std::vector<double>& params, double sparsity, double size,
+                             const std::vector<double>& computes) {
+  const Law law = law_of(form, params);
+  std::vector<double> out(computes.size(), std::numeric_limits<double>::quiet_NaN());
+  if (law.params.size() != parameter_names(law.form).size()) return out;
+  for (std::size_t i = 0; i < computes.size(); ++i) {
+    // A model of `size` trained with `computes[i]`: D = C / (6 N) for chinchilla, C / F for smelt.
+    Run run;
+    if (law.form == LawForm::chinchilla) {
+      run.n = size;
+      run.d = computes[i] / (6 * size);
+    } else {
+      run.f = size;
+      run.s = sparsity;
+      run.d = computes[i] / size;
+    }
+    out[i] = finite_or_nan(law.predict(run));
+  }
+  return out;
 }
 
 }  // namespace smelt::python

@@ -1,4 +1,4 @@
-// derive and sweep: the solver over a Baseline given as native JSON, its
+// derive and sweep: the solver over a Baseline read once (NativeConfig), its
 // options from keyword arguments, the result as match_report_json and
 // sweep_report_json write it. Unlike the CLI, messages keep the library's
 // field names (SearchSpace::align_head_dim), which are the keyword names here.
@@ -10,7 +10,7 @@
 
 namespace smelt::python {
 
-std::string derive(const std::string& baseline, const std::string& kwargs) {
+std::string derive(const ModelConfig& baseline, const std::string& kwargs) {
   Keywords kw(kwargs, "derive");
   LoopRecipe recipe;
   SearchSpace space;
@@ -19,11 +19,10 @@ std::string derive(const std::string& baseline, const std::string& kwargs) {
   kw.read(space);
   kw.read(options);
   kw.finish();
-  const ModelConfig base = parse_native_config(baseline);
-  return match_report_json(solve(base, recipe, space, options));
+  return match_report_json(solve(baseline, recipe, space, options));
 }
 
-std::string sweep(const std::string& baseline, const std::string& kwargs) {
+std::string sweep(const ModelConfig& baseline, const std::string& kwargs) {
   Keywords kw(kwargs, "sweep");
   SweepOptions sweep_options;
   SearchSpace space;
@@ -33,8 +32,7 @@ std::string sweep(const std::string& baseline, const std::string& kwargs) {
   kw.read(options);
   kw.finish();
   options.top = 1;  // each row is the best candidate
-  const ModelConfig base = parse_native_config(baseline);
-  return sweep_report_json(base, smelt::sweep(base, sweep_options, space, options), options);
+  return sweep_report_json(baseline, smelt::sweep(baseline, sweep_options, space, options), options);
 }
 
 }  // namespace smelt::python

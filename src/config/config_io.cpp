@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "config/hf_import.hpp"
+#include "config/native_json.hpp"
 #include "smelt/error.hpp"
 #include "smelt/io.hpp"
 #include "util/json_reader.hpp"
@@ -9,8 +10,9 @@
 
 namespace smelt {
 
-ConfigFormat detect_format(std::string_view text, std::string_view source) {
-  const nlohmann::json json = detail::parse_json_text(text, source);
+namespace {
+
+ConfigFormat format_of(const nlohmann::json& json, std::string_view source) {
   if (json.is_object() && json.contains("model_type")) return ConfigFormat::huggingface;
   if (json.is_object() && json.contains("schema_version")) return ConfigFormat::native;
   throw config_error(
@@ -19,17 +21,31 @@ ConfigFormat detect_format(std::string_view text, std::string_view source) {
                   source));
 }
 
-ModelConfig parse_config(std::string_view text, std::string_view source) {
-  return detect_format(text, source) == ConfigFormat::native ? parse_native_config(text, source)
-                                                             : parse_hf_config(text, source);
-}
-
-ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
-  const nlohmann::json json = detail::parse_json_text(text, source);
+ModelConfig hf_config_from_json(const nlohmann::json& json, std::string_view source) {
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
   ModelConfig c = detail::import_hf(json, source);
   validate(c);
   return c;
+}
+
+}  // namespace
+
+ConfigFormat detect_format(std::string_view text, std::string_view source) {
+  return format_of(detail::parse_json_text(text, source), source);
+}
+
+ModelConfig detail::config_from_json(const nlohmann::json& json, std::string_view source) {
+  return format_of(json, source) == ConfigFormat::native ? native_config_from_json(json, source)
+                                                         : hf_config_from_json(json, source);
+}
+
+// The text is parsed once, to tell its format and to read it.
+ModelConfig parse_config(std::string_view text, std::string_view source) {
+  return detail::config_from_json(detail::parse_json_text(text, source), source);
+}
+
+ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
+  return hf_config_from_json(detail::parse_json_text(text, source), source);
 }
 
 std::vector<std::string> supported_hf_model_types() { return detail::hf_model_types(); }

@@ -141,7 +141,10 @@ void merge_rule_violations(const ModelConfig& c, detail::Violations& violations)
 }  // namespace
 
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
-  const nlohmann::json json = detail::parse_json_text(text, source);
+  return detail::native_config_from_json(detail::parse_json_text(text, source), source);
+}
+
+ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::string_view source) {
   detail::Violations violations;
   ModelConfig c;
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));

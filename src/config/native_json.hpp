@@ -2,6 +2,8 @@
 // sweep) without writing text and parsing it back; to_json() is its dump.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "smelt/config.hpp"
@@ -10,5 +12,10 @@ namespace smelt::detail {
 
 // Canonical key order, as docs/config.md lists it.
 nlohmann::ordered_json config_json(const ModelConfig& config);
+
+// parse_native_config and parse_config on JSON parsed already: a config's text is parsed once, to tell its
+// format and to read it (config_io.cpp).
+ModelConfig native_config_from_json(const nlohmann::json& json, std::string_view source);
+ModelConfig config_from_json(const nlohmann::json& json, std::string_view source);
 
 }  // namespace smelt::detail

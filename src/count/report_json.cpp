@@ -1,6 +1,9 @@
 // count_report_json(): the JSON shape documented in docs/json-schema.md.
+#include <string>
+
 #include <nlohmann/json.hpp>
 
+#include "count/report_terms.hpp"
 #include "smelt/layer_runs.hpp"
 #include "smelt/report.hpp"
 
@@ -9,29 +12,19 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json flop_terms(const FlopTerms& t) {
-  return {{"attention_qkv", t.attention_qkv},
-          {"attention_out", t.attention_out},
-          {"attention_scores", t.attention_scores},
-          {"attention_values", t.attention_values},
-          {"router", t.router},
-          {"experts", t.experts},
-          {"shared_experts", t.shared_experts},
-          {"dense_ffn", t.dense_ffn},
-          {"elementwise", t.elementwise},
-          {"lm_head", t.lm_head},
-          {"mtp", t.mtp}};
+// A layer's terms (layer) leave out the model-level ones (report_terms.hpp).
+ordered_json flop_terms(const FlopTerms& t, bool layer = false) {
+  ordered_json j = ordered_json::object();
+  for (const detail::FlopTermField& f : detail::kFlopTermFields)
+    if (f.per_layer || !layer) j[std::string(f.name)] = t.*f.value;
+  return j;
 }
 
-ordered_json param_terms(const ParamTerms& t) {
-  return {{"embedding", t.embedding},
-          {"lm_head", t.lm_head},
-          {"attention", t.attention},
-          {"norms", t.norms},
-          {"router", t.router},
-          {"experts", t.experts},
-          {"shared_experts", t.shared_experts},
-          {"dense_ffn", t.dense_ffn}};
+ordered_json param_terms(const ParamTerms& t, bool layer = false) {
+  ordered_json j = ordered_json::object();
+  for (const detail::ParamTermField& f : detail::kParamTermFields)
+    if (f.per_layer || !layer) j[std::string(f.name)] = t.*f.value;
+  return j;
 }
 
 // What one layer costs, after the keys that say which layers: "layer" for one,
@@ -40,13 +33,9 @@ void layer_fields(ordered_json& j, const LayerCost& l) {
   j["kind"] = l.moe ? "moe" : "dense";
   j["attention"] = to_string(l.attention);
   j["visits"] = l.visits;
-  j["params"] = param_terms(l.params);
-  j["params"].erase("embedding");
-  j["params"].erase("lm_head");
+  j["params"] = param_terms(l.params, true);
   j["active_params"] = l.active_params;
-  j["flops_per_visit"] = flop_terms(l.flops_per_visit);
-  j["flops_per_visit"].erase("lm_head");  // model-level terms, always 0 here
-  j["flops_per_visit"].erase("mtp");
+  j["flops_per_visit"] = flop_terms(l.flops_per_visit, true);
   j["flops_per_visit"]["total"] = l.flops_per_visit.forward();
   j["kv_elements_per_token_held"] = l.kv_elements_per_visit;
   j["kv_tokens_held"] = l.kv_tokens_held;

@@ -1,6 +1,6 @@
 """A bounded fuzz run of the Python entry points that read text: smelt.read_config (a file, and the extension's
 parse of the text itself), smelt.count of what it accepts, and the readers of the four plots' reports and of
-law files (smelt._inputs, smelt._laws).
+law files (smelt.plot._inputs, smelt.plot._laws).
 
 Each input is written to a file and given to one reader, chosen by its first byte. smelt.Error (and its kinds)
 and ReportError are the answers bad input may get; any other exception is a finding: the run stops, keeps the
@@ -38,8 +38,8 @@ READERS = ("config", "config_text", "match", "sweep", "layers", "frontier", "law
 def load_modules():
     """The package, imported here so that atheris can instrument its Python code."""
     import smelt
-    from smelt import _core, _inputs, _laws
-    from smelt._report_fields import ReportError
+    from smelt import _core
+    from smelt.plot import ReportError, _inputs, _laws
 
     return smelt, _core, _inputs, _laws, ReportError
 

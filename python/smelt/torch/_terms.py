@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from torch import nn
 
-# smelt's parameter terms (docs/counting.md, section 5), in its report's order.
-TERMS = ("embedding", "lm_head", "attention", "norms", "router", "experts", "shared_experts", "dense_ffn")
+from .._report import TERMS as _REPORT_TERMS
+
+# smelt's parameter terms (docs/counting.md, section 5), in its report's order (from the report's writer).
+TERMS: tuple[str, ...] = _REPORT_TERMS["params"]
 
 
 def _term(name: str) -> str:

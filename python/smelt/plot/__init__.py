@@ -2,8 +2,10 @@
 
 Each ``plot_*`` function takes a report (a dict, or the path of a file written by ``smelt-match ... --json``),
 checks it (ReportError, listing every violation, on bad input) and returns a matplotlib Figure; ``save`` writes
-a figure to .png or .svg atomically. Pure Python on the JSON reports: nothing here needs the compiled extension.
-The figures are drawn without pyplot, so no display or backend is needed (the Agg canvas renders them).
+a figure to .png or .svg atomically. A report is read by smelt._report.read_json, the package's one reader of
+report JSON, and checked here (_inputs.py); the frontier plot's curves are the library's (_laws.py, through the
+extension). The figures are drawn without pyplot, so no display or backend is needed (the Agg canvas renders
+them). ReportError is smelt.Error's kind for a report that cannot be plotted.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
+from .._errors import ReportError
 from . import _inputs
 from ._laws import check_agreement, frontier_laws
-from ._report_fields import ReportError
 
 __all__ = [
     "KINDS",
@@ -108,7 +110,7 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
         color = _COLORS[li % len(_COLORS)]
         ax.plot(
             grid,
-            [law.safe(law.frontier_loss, c) for c in grid],
+            law.frontier(grid)[1],
             color=color,
             linewidth=2,
             label=f"{law.name} ({law.form}): compute-optimal frontier",
@@ -119,7 +121,7 @@ def plot_frontier(report: Any, laws: Sequence[str] | None = None, points: int = 
             iso = [c for c in grid if budget["compute"] / 10 <= c <= budget["compute"] * 10]
             ax.plot(
                 iso,
-                [law.safe(law.loss, size, c) for c in iso],
+                law.losses(size, iso),
                 color=color,
                 linewidth=0.8,
                 linestyle="--",

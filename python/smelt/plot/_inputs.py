@@ -1,7 +1,8 @@
 """The four plots' inputs: each report checked (docs/json-schema.md) and reduced to what its plot draws.
 
 Every reader takes a report dict or a path, checks `schema_version` and `kind`, then every field the plot
-uses, and raises one ReportError listing every violation (see _report_fields.py). What it returns holds the report's
+uses, and raises one ReportError listing every violation (see _report_fields.py). Each report is read by
+smelt._report.read_json, the package's one reader of report JSON. What it returns holds the report's
 own numbers, unchanged, so the plot can be tested against the report.
 """
 
@@ -11,22 +12,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._report_fields import Reader, ReportError, load_json
+from .._errors import ReportError
+from .._report import TERMS, read_json
+from ._report_fields import Reader
 
 BUDGETS = ("flops_per_token", "params_non_embedding", "kv_bytes_per_token")
 BUDGET_OF_MATCH = {"flops": "flops_per_token", "params": "params_non_embedding", "kv": "kv_bytes_per_token"}
-FLOP_TERMS = (
-    "attention_qkv",
-    "attention_out",
-    "attention_scores",
-    "attention_values",
-    "router",
-    "experts",
-    "shared_experts",
-    "dense_ffn",
-    "elementwise",
-)
-PARAM_TERMS = ("attention", "norms", "router", "experts", "shared_experts", "dense_ffn")
+# A layer's terms, as the count report's writer lists them.
+FLOP_TERMS = TERMS["layer_flops"]
+PARAM_TERMS = TERMS["layer_params"]
 
 
 @dataclass
@@ -47,7 +41,7 @@ class MatchInput:
 
 
 def read_match(source: Any) -> MatchInput:
-    report, name = load_json(source, "match report")
+    report, name = read_json(source, "match report")
     r = Reader(name, "match report")
     r.header(report, "match", (1, 2, 3), "smelt-match derive --json", "mismatch")
     recipe = r.object(report, "", "recipe")
@@ -120,7 +114,7 @@ _SWEEP_FIELDS = (
 
 
 def read_sweep(source: Any) -> SweepInput:
-    report, name = load_json(source, "sweep report")
+    report, name = read_json(source, "sweep report")
     r = Reader(name, "sweep report")
     r.header(report, "sweep", (1,), "smelt-match sweep --json", "sweep")
     baseline = r.string(report, "", "baseline")
@@ -155,7 +149,7 @@ MAX_LAYERS = 65536
 def read_layers(source: Any) -> LayersInput:
     """A count report's layers, one entry per layer in order: version 1's ``layers``, or version 2's
     ``layer_runs`` with each run written out for its layers (every layer in exactly one run)."""
-    report, name = load_json(source, "count report")
+    report, name = read_json(source, "count report")
     r = Reader(name, "count report")
     if isinstance(report, list):
         if len(report) != 1:
@@ -238,7 +232,7 @@ class FrontierInput:
 
 def read_frontier(source: Any) -> tuple[FrontierInput, str]:
     """The frontier report and its name (law files are looked up beside it)."""
-    report, name = load_json(source, "frontier report")
+    report, name = read_json(source, "frontier report")
     r = Reader(name, "frontier report")
     r.header(report, "frontier", (1,), "smelt-match frontier --json", "frontier")
     reference = r.string(report, "", "reference")

@@ -1,52 +1,26 @@
-"""Reading smelt-match's JSON reports for the plots, with the library's error style.
+"""Checking the fields of smelt-match's JSON reports for the plots, with the library's error style.
 
-A report is checked before anything is drawn, and every violation is listed at once, each naming the JSON path,
-the value and the rule (docs/json-schema.md): ``best.budgets.kv_bytes_per_token.mismatch_pct = "x": must be a
-number``. Pure Python, but for the files' bounded reader (smelt._core).
+A report (read by smelt._report.read_json, the package's one reader of report JSON) is checked before anything is
+drawn, and every violation is listed at once, each naming the JSON path, the value and the rule
+(docs/json-schema.md): ``best.budgets.kv_bytes_per_token.mismatch_pct = "x": must be a number``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterable
 from typing import Any
 
-from . import _core
-from ._errors import ConfigError
+from .._errors import ReportError
 
 _MISSING = object()
-
-
-class ReportError(ValueError):
-    """A report that cannot be plotted: its lines name the file, the JSON path, the value and the rule."""
 
 
 def shown(value: Any) -> str:
     """A JSON value as a message shows it, cut to 64 characters (a report can hold whole configs)."""
     text = json.dumps(value)
     return text if len(text) <= 64 else text[:61] + "..."
-
-
-def load_json(source: str | os.PathLike[str] | Any, what: str) -> tuple[Any, str]:
-    """The parsed report and the name messages use for it: the path as given (``<stdin>`` for ``-``, which reads
-    standard input), or ``<dict>`` for a value.
-
-    A file is read and parsed by the library's bounded reader, as every smelt-match input is (64 MiB, 64 levels
-    of nesting, 4,194,304 values, numbers a double holds): a file that cannot be read raises smelt.IOError, an
-    OSError (exit code 4 on the command line), text that is not such JSON a ReportError (exit code 2), each with
-    the library's message under ``while reading WHAT 'NAME':``.
-    """
-    if not isinstance(source, (str, os.PathLike)):
-        return source, f"<{type(source).__name__}>"
-    path = os.fspath(source)
-    name = "<stdin>" if path == "-" else path
-    try:
-        text = _core.read_json_text(path, what)
-    except ConfigError as e:
-        raise ReportError(str(e)) from None
-    return json.loads(text), name
 
 
 class Reader:

@@ -1,16 +1,10 @@
 """The fitted laws behind a frontier report, and their curves, for the frontier plot.
 
 `smelt-match frontier --json` holds each law's compute-optimal point at the requested budgets only, not the
-law's parameters, so a curve between the budgets is computed here from the law files the report names
-(``laws[i].file``), with the closed forms of docs/scaling.md:
-
-    L(x, y) = E + P x^-p + Q y^-q  subject to  C = k x y
-    chinchilla: x = N, k = 6, P = A, Q = B, p = alpha, q = beta
-    smelt (at sparsity S): x = F, k = 1, P = A (1 - S)^b, Q = K, p = a, q = c
-    x*(C) = (p P / (q Q))^(1/(p+q)) (C/k)^(q/(p+q)),  y* = C / (k x*),  L*(C) = L(x*, y*)
-
-The tests check that these curves pass through the report's own points (to 1e-9 relative), so the plot and the
-C++ library agree.
+law's parameters, so the law files the report names (``laws[i].file``) are read here, and the curves between
+the budgets are the library's own: the compute-optimal frontier of ``optimal_allocation`` and the loss of a
+model of fixed size of ``Law::predict`` (docs/scaling.md), through smelt._core. No closed form is computed in
+Python, so the curves pass through the report's own points.
 """
 
 from __future__ import annotations
@@ -20,51 +14,46 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import _core
+from .._errors import ReportError
+from .._report import read_json
 from ._inputs import FrontierInput
-from ._report_fields import Reader, ReportError, load_json
+from ._report_fields import Reader
 
 _PARAMS = {"chinchilla": ("E", "A", "B", "alpha", "beta"), "smelt": ("E", "A", "a", "b", "K", "c")}
 
 
 @dataclass(frozen=True)
 class Law:
-    """One fitted law reduced to the frontier problem's constants (docs/scaling.md, section frontier)."""
+    """One fitted law at the report's sparsity: its form and parameters as its law file holds them."""
 
     name: str
     form: str
-    E: float
-    P: float
-    Q: float
-    p: float
-    q: float
-    k: float
+    params: tuple[float, ...]  # in _PARAMS[form] order, the library's parameter_names
+    sparsity: float
+
+    def losses(self, size: float, computes: Sequence[float]) -> list[float]:
+        """The law's loss at model size x (N, or F FLOPs per token) trained with each compute C; NaN where the
+        law gives no finite value (matplotlib leaves a gap)."""
+        return _core.law_loss(self.form, list(self.params), self.sparsity, size, list(computes))
+
+    def frontier(self, computes: Sequence[float]) -> tuple[list[float], list[float]]:
+        """The compute-optimal sizes x*(C) and losses L*(C) at each compute; NaN where there is none."""
+        return _core.law_frontier(self.form, list(self.params), self.sparsity, list(computes))
 
     def loss(self, size: float, compute: float) -> float:
-        """The law's loss at model size x (N, or F FLOPs per token) trained with compute C."""
-        tokens = compute / (self.k * size)
-        return self.E + self.P * size**-self.p + self.Q * tokens**-self.q
+        return self.losses(size, [compute])[0]
 
     def optimal_size(self, compute: float) -> float:
-        """x*(C), computed in logs so that no intermediate power overflows."""
-        p, q = self.p, self.q
-        log_g = (math.log(p * self.P) - math.log(q * self.Q)) / (p + q)
-        return math.exp(log_g + q / (p + q) * math.log(compute / self.k))
+        return self.frontier([compute])[0][0]
 
     def frontier_loss(self, compute: float) -> float:
-        return self.loss(self.optimal_size(compute), compute)
-
-    @staticmethod
-    def safe(f, *args: float) -> float:
-        """f(*args), or NaN where a hand-edited law or report leaves the doubles (matplotlib skips NaN)."""
-        try:
-            return f(*args)
-        except (OverflowError, ZeroDivisionError, ValueError):
-            return math.nan
+        return self.frontier([compute])[1][0]
 
 
 def read_law_file(path: str, sparsity: float) -> list[Law]:
     """Every law of a law file (``fit --out``) or a single hand-written law object, in file order."""
-    data, name = load_json(path, "laws")
+    data, name = read_json(path, "laws")
     r = Reader(name, "laws")
     if isinstance(data, dict) and "laws" in data:
         entries = r.objects(data, "", "laws", nonempty=True)
@@ -84,15 +73,10 @@ def read_law_file(path: str, sparsity: float) -> list[Law]:
         values = {key: r.number(params, where, key, positive=key != "E" and key != "b") for key in _PARAMS[form]}
         if any(v is None for v in values.values()):
             continue
-        laws.append(frontier_constants(label if isinstance(label, str) else "", form, values, sparsity))
+        name_i = label if isinstance(label, str) else ""
+        laws.append(Law(name_i, form, tuple(values[k] for k in _PARAMS[form]), sparsity))
     r.raise_if_any()
     return laws
-
-
-def frontier_constants(name: str, form: str, v: dict[str, float], sparsity: float) -> Law:
-    if form == "chinchilla":
-        return Law(name, form, v["E"], v["A"], v["B"], v["alpha"], v["beta"], 6.0)
-    return Law(name, form, v["E"], v["A"] * (1.0 - sparsity) ** v["b"], v["K"], v["a"], v["c"], 1.0)
 
 
 def resolve(file: str, report_name: str) -> str:
@@ -134,13 +118,14 @@ def frontier_laws(f: FrontierInput, report_name: str, files: Sequence[str] | Non
 
 def check_agreement(f: FrontierInput, report_name: str, fitted: list[Law]) -> None:
     """Refuses law files that are not the ones the report was computed from (refitted or edited since): their
-    curves would miss the report's points. The closed form here agrees with the library's to 2.2e-16 relative
-    (one ulp) from 1e16 to 1e28 FLOPs, so 1e-9 only catches a different law."""
+    curves would miss the report's points. The curves are the library's, as the report's points are, so 1e-9
+    only catches a different law."""
     errors = []
-    for budget in f.budgets:
-        for law, point in zip(fitted, budget["laws"]):
+    curves = [law.frontier([budget["compute"] for budget in f.budgets]) for law in fitted]
+    for bi, budget in enumerate(f.budgets):
+        for law, (sizes, losses), point in zip(fitted, curves, budget["laws"]):
+            size, loss = sizes[bi], losses[bi]
             at = f"  law '{law.name}' has"
-            size, loss = law.safe(law.optimal_size, budget["compute"]), law.safe(law.frontier_loss, budget["compute"])
             if not math.isclose(loss, point["loss"], rel_tol=1e-9):
                 errors.append(
                     f"{at} frontier loss {loss:.9g} at compute {budget['compute']:g}, the report {point['loss']:.9g}"
@@ -158,4 +143,4 @@ def check_agreement(f: FrontierInput, report_name: str, fitted: list[Law]) -> No
 
 def rename(law: Law, name: str) -> Law:
     """The report's name for a law (a law file's label, or the file's stem where it has none)."""
-    return Law(name, law.form, law.E, law.P, law.Q, law.p, law.q, law.k)
+    return Law(name, law.form, law.params, law.sparsity)
