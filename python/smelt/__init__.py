@@ -18,7 +18,7 @@ import math
 import os
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from . import _core
+from . import _core, _options
 from ._errors import ConfigError, CudaError, Error, InfeasibleError, IOError, SmeltIOError
 from ._report import (
     Config,
@@ -176,19 +176,9 @@ def count(
 def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
     """The looped config matching the Baseline's FLOPs, non-embedding parameters and KV cache.
 
-    Keywords are the library's fields (docs/solver.md):
-
-    - LoopRecipe: ``span`` ("middle-half", "full", "0.25", "4-9" or (first, last),
-      1-based), ``loops`` (passes, default 2), ``residual_scale`` (default
-      1/loops), ``depth`` (layers of the derived model).
-    - SearchSpace: ``hidden``, ``experts``, ``head_dim``, ``kv_heads``, ``heads``,
-      ``expert_width`` (a value, or a pair (lo, hi)); ``align_hidden``,
-      ``align_experts``, ``align_head_dim``, ``align_ffn``, ``min_head_dim``,
-      ``max_head_dim``; ``free_heads``; ``attention_ratio`` (query heads x head_dim
-      over H: a ratio or (lo, hi)); ``ffn`` ("proportional", "fixed", "searched").
-    - MatchOptions: ``match`` (budgets: "flops", "params", "kv"),
-      ``flops_with_head``, ``contexts`` (tokens), ``tolerance_pct`` (percent),
-      ``top`` (distinct candidates), ``relaxations``.
+    Keywords are the library's fields (docs/solver.md), listed below from
+    their tables: a range knob takes a value or a pair (lo, hi); ``span``
+    also a pair (first, last) of 1-based layers.
 
     Returns the match report (``smelt-match derive --json``): ``best``,
     ``alternatives`` (distinct: each with its ``equivalent_head_splits`` and
@@ -204,10 +194,8 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
 def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     """The matched ablation grid: loop spans x loop counts, and depth-to-width variants.
 
-    SweepOptions: ``spans`` (fractions of the layers, 0 is the unlooped
-    Baseline), ``loops`` (loop counts), ``depths`` (depth multipliers); and the
-    SearchSpace and MatchOptions keywords of ``derive`` (each row is the best
-    candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
+    The SweepOptions keywords below, and the SearchSpace and MatchOptions
+    keywords of ``derive`` (each row is the best candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
     config, knobs and signed mismatches in percent.
     """
     return SweepReport(_core.sweep(_native(baseline), _keywords("sweep", options)))
@@ -239,9 +227,8 @@ def fit(
     columns N (parameters) or F (training FLOPs per token) and S (sparsity), D
     (tokens) or C (training compute, FLOPs), and loss. ``form``: "chinchilla"
     (L = E + A/N^alpha + B/D^beta) or "smelt" (L = E + A (1-S)^b / F^a + K/D^c).
-    FitOptions: ``huber_delta``, ``bootstrap`` (resamples), ``seed``, ``threads``,
-    ``max_iterations``; ``renames={"Model Size": "N"}`` reads a column under
-    another name. A missing column names the nearest one. Returns the law
+    The FitOptions keywords are below; ``renames={"Model Size": "N"}`` reads a
+    column under another name. A missing column names the nearest one. Returns the law
     file (``smelt-match fit --json``), which ``frontier`` takes.
     """
     kwargs = dict(options, form=form, group_by=group_by)
@@ -356,3 +343,8 @@ def export_megatron(config: ConfigLike) -> MegatronArguments:
 def supported_hf_model_types() -> list[str]:
     """The Hugging Face ``model_type`` values ``read_config`` understands, sorted."""
     return _core.supported_hf_model_types()
+
+
+_options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions")
+_options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions")
+_options.document(fit, "FitOptions")
