@@ -109,7 +109,7 @@ std::string human_report(const MatchResult& r) {
   out += fmt::format("max |mismatch| {:.3f}% over {}: {} the {}% tolerance ({} configs counted of {} in the space)\n",
                      best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
-  for (const auto& line : r.why) out += "  why: " + line + "\n";
+  for (const auto& line : r.why) out += "  why: " + line.text + "\n";
   out += relaxation_lines(r);
   if (r.candidates.size() > 1) {
     // The expert width has a column only where it was searched: otherwise it follows H.
@@ -135,11 +135,13 @@ int run_derive(const DeriveArgs& args) {
   const SolverSetup setup = args.solver->setup();
   const ModelConfig baseline = read_config(args.baseline);
   MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
-  // The library says which field to change; the user changes a flag.
-  for (auto& line : result.why) line = to_flags(line);
+  // The library says which field to change; the user changes a flag (looked up, flag_names.hpp).
+  for (auto& line : result.why) line = Message{shown(line), {}};
   for (auto& x : result.relaxations) {
-    for (auto& c : x.changes) c.field = to_flags(c.field);
-    x.error = to_flags(x.error);
+    for (auto& c : x.changes) c.field = flag_of_field(c.field);
+    std::string error;
+    for (const Violation& v : x.violations) error += (error.empty() ? "" : "; ") + shown(v);
+    if (!x.violations.empty()) x.error = std::move(error);
   }
   const std::string text = args.json ? match_report_json(result) : human_report(result);
   if (!args.out.empty()) write_text_file(args.out, to_json(result.candidates.front().config));
@@ -153,7 +155,7 @@ int run_derive(const DeriveArgs& args) {
   if (!result.within_tolerance) {
     std::cerr << fmt::format("smelt-match: no candidate within {}% (best {:.3f}%)\n", result.options.tolerance_pct,
                              result.candidates.front().max_abs_mismatch_pct);
-    for (const auto& line : result.why) std::cerr << "  " << line << '\n';
+    for (const auto& line : result.why) std::cerr << "  " << line.text << '\n';
     return kInfeasible;
   }
   return kOk;

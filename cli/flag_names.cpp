@@ -1,7 +1,6 @@
 #include "flag_names.hpp"
 
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -26,7 +25,7 @@ struct Rename {
   std::string_view negative_help = {};
   std::string_view items = {};
 };
-constexpr std::array<Rename, 8> kRenames{{
+constexpr std::array<Rename, 9> kRenames{{
     {"SearchSpace::free_heads", "", "--keep-heads", "Keep the Baseline's query heads"},
     {"MatchOptions::contexts", "--context", {}, {}, "token counts"},
     {"MatchOptions::tolerance_pct", "--tolerance"},
@@ -36,15 +35,7 @@ constexpr std::array<Rename, 8> kRenames{{
     {"SweepOptions::loops", "", {}, {}, "whole numbers"},
     {"SweepOptions::depths", "", {}, {}, "depth multipliers (0.5)"},
     {"FitOptions::huber_delta", "--delta"},
-}};
-
-// Phrases the library writes and what the CLI writes instead (a setting that
-// is a flag of its own).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kPhrases{{
-    {"SearchSpace::free_heads = false", "--keep-heads"},
-    {"MatchOptions::match = flops,params", "--match flops,params"},
-    {"SweepOptions::depths = []", "--depths none"},
-    {"export_hf::family", "--family"},
+    {"export_hf::family", "--family"},  // a parameter of export_hf, no option struct
 }};
 
 std::string kebab(std::string_view name) {
@@ -53,31 +44,42 @@ std::string kebab(std::string_view name) {
   return out;
 }
 
+// A field's flag and what its mentions need: whether it is a boolean or a list.
+struct Flag {
+  std::string flag;
+  std::string negative;
+  OptionKind kind = OptionKind::word;
+};
+
 template <class Options>
-void add_table(std::vector<std::pair<std::string, std::string>>& out) {
+void add_table(std::vector<std::pair<std::string, Flag>>& out) {
   for (const auto& row : OptionTable<Options>::fields) {
     const FieldFlag f = field_flag(OptionTable<Options>::owner, row.name);
-    out.emplace_back(f.field, f.flag.empty() ? f.negative : f.flag);
+    out.emplace_back(f.field, Flag{f.flag, f.negative, row.kind});
   }
 }
 
-// Every library name and its flag: the phrases first (the first match at a position wins).
-const std::vector<std::pair<std::string, std::string>>& names() {
+// Every library field and its flag, from the tables (and the renames outside them).
+const std::vector<std::pair<std::string, Flag>>& flags() {
   static const auto table = [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [phrase, flag] : kPhrases) out.emplace_back(phrase, flag);
+    std::vector<std::pair<std::string, Flag>> out;
     add_table<LoopRecipe>(out);
     add_table<SearchSpace>(out);
     add_table<MatchOptions>(out);
     add_table<SweepOptions>(out);
     add_table<BenchOptions>(out);
     add_table<FitOptions>(out);
+    out.emplace_back("export_hf::family", Flag{"--family", "", OptionKind::word});
     return out;
   }();
   return table;
 }
 
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+const Flag* find_flag(std::string_view field) {
+  for (const auto& [name, flag] : flags())
+    if (name == field) return &flag;
+  return nullptr;
+}
 
 // A bound as help shows it: 2^24 for large powers of two, 0.000001, 1000000.
 std::string bound_text(double v) {
@@ -123,36 +125,54 @@ std::string help_text(std::string_view owner, std::string_view doc, OptionKind k
   return fmt::format("{}; {} to {}", out, bound_text(lo), bound_text(hi));
 }
 
-std::string to_flags(std::string_view text) {
+std::string flag_of_field(std::string_view field) {
   std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    bool replaced = false;
-    if (i == 0 || !is_name_char(text[i - 1])) {
-      for (const auto& [name, flag] : names()) {
-        const std::size_t end = i + name.size();
-        if (text.substr(i, name.size()) != name || (end < text.size() && is_name_char(text[end]))) continue;
-        out += flag;
-        i = end;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += text[i++];
+  std::size_t i = field.find_first_not_of(' ');
+  out.append(field.substr(0, i == std::string_view::npos ? field.size() : i));  // throw_within's indent
+  while (i != std::string_view::npos && i < field.size()) {
+    const std::size_t comma = field.find(", ", i);
+    const std::string_view name = field.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i);
+    const Flag* f = find_flag(name);
+    out += f ? (f->flag.empty() ? f->negative : f->flag) : std::string(name);
+    if (comma == std::string_view::npos) break;
+    out += ", ";
+    i = comma + 2;
   }
   return out;
 }
 
+std::string flag_of(const FieldMention& m) {
+  const Flag* f = find_flag(m.field);
+  if (!f) return m.value.empty() ? m.field : m.field + " = " + m.value;
+  const std::string& flag = f->flag.empty() ? f->negative : f->flag;
+  if (m.value.empty()) return flag;
+  // A boolean set is its flag (false: its negative flag), a list is its items ("none" for no item).
+  if (f->kind == OptionKind::boolean && !f->negative.empty()) return m.value == "false" ? f->negative : f->flag;
+  if (f->kind == OptionKind::integer_list || f->kind == OptionKind::number_list || f->kind == OptionKind::word_list)
+    return flag + " " + (m.value == "[]" ? std::string("none") : m.value);
+  return flag + " = " + m.value;
+}
+
+std::string shown(const Violation& v) {
+  Violation out = v;
+  out.field = flag_of_field(v.field);
+  out.rule = with_names(v.rule, v.mentions, flag_of);
+  out.mentions.clear();
+  return out.text();
+}
+
+std::string shown(const Message& m) { return with_names(m.text, m.mentions, flag_of); }
+
 std::string describe(const smelt::error& e) {
+  // A cuda_error may be about BenchOptions::backend; other errors name no option.
+  if (const auto* cuda = dynamic_cast<const smelt::cuda_error*>(&e); cuda && cuda->violation())
+    return shown(*cuda->violation());
   const auto* config = dynamic_cast<const smelt::config_error*>(&e);
-  // A cuda_error may name BenchOptions::backend; other errors' texts hold file
-  // names, which are never rewritten.
-  if (dynamic_cast<const smelt::cuda_error*>(&e)) return to_flags(e.what());
   if (!config) return e.what();
   std::string out;
   for (const auto& v : config->violations()) {
     if (!out.empty()) out += '\n';
-    out += to_flags(v.text());
+    out += shown(v);
   }
   return out;
 }

@@ -3,7 +3,8 @@
 // the CLI shows its users the flags they typed (--align-hidden = 0: must be
 // positive). A field's flag is "--" + its name in kebab-case, looked up in the
 // option structs' field tables (include/smelt/option_fields.hpp); the few
-// flags named otherwise are listed once, in flag_names.cpp.
+// flags named otherwise are listed once, in flag_names.cpp. Fields inside a
+// message are mentions (smelt/error.hpp): looked up, never searched for.
 #pragma once
 
 #include <string>
@@ -30,9 +31,18 @@ FieldFlag field_flag(std::string_view owner, std::string_view name);
 // bounds ("1 to 2^24") where it has any that its doc does not say.
 std::string help_text(std::string_view owner, std::string_view doc, OptionKind kind, double lo, double hi);
 
-// `text` with every library name of the tables replaced by its flag. A name
-// matches whole only ("SearchSpace::heads" is not part of "SearchSpace::heads_x").
-std::string to_flags(std::string_view text);
+// The flag of a violation's field (one name, or several joined by ", "); a
+// name that is no option (a config's JSON path) as it is.
+std::string flag_of_field(std::string_view field);
+
+// A mention as smelt-match writes it: the flag, "--min-head-dim = 32", a
+// boolean's setting as its flag ("--keep-heads"), a list's as "--match
+// flops,params" ("--depths none" for no item).
+std::string flag_of(const FieldMention& mention);
+
+// A violation, or a message, with its field and the fields its text mentions as flags.
+std::string shown(const Violation& v);
+std::string shown(const Message& m);
 
 // A library error as smelt-match prints it: what(), with a config_error's
 // violations and a cuda_error's text in flag names.

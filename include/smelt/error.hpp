@@ -3,6 +3,8 @@
 // aborted from library code.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +18,43 @@ class error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An option field named inside a message: where (the byte offset and length of
+// its name in the text), which field ("SearchSpace::min_head_dim") and, for a
+// setting ("SearchSpace::free_heads = false"), the value it is set to. A
+// caller names the field its own way (smelt-match by its flag) by looking the
+// field up, never by searching the text.
+struct FieldMention {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+  std::string field;
+  std::string value;  // empty: the field alone
+
+  friend bool operator==(const FieldMention& a, const FieldMention& b) {
+    return a.offset == b.offset && a.length == b.length && a.field == b.field && a.value == b.value;
+  }
+};
+
+// A text in the library's names, with the option fields it names.
+struct Message {
+  std::string text;
+  std::vector<FieldMention> mentions;
+};
+
+// `text` with each mention replaced by what `name` makes of it ("field" or
+// "field = value" in the library's own words).
+template <class Name>
+std::string with_names(const std::string& text, const std::vector<FieldMention>& mentions, Name&& name) {
+  std::string out;
+  std::size_t at = 0;
+  for (const FieldMention& m : mentions) {
+    out.append(text, at, m.offset - at);
+    out += name(m);
+    at = m.offset + m.length;
+  }
+  out.append(text, at, std::string::npos);
+  return out;
+}
+
 // One broken rule: the field it is about, the value found and the rule. Fields
 // are named as the library spells them: a config's JSON path
 // ("attention.num_kv_heads") or an option's struct and member
@@ -23,9 +62,10 @@ class error : public std::runtime_error {
 // single field (malformed JSON at line:column, a file with no rows) has only a
 // rule.
 struct Violation {
-  std::string field;
+  std::string field;  // one field, or several joined by ", "
   std::string value;  // as shown in the message ("0", "\"4..9\""); may be empty
   std::string rule;
+  std::vector<FieldMention> mentions;  // the option fields `rule` names
 
   Violation(std::string message) : rule(std::move(message)) {}  // NOLINT: a plain message converts
   Violation(const char* message) : rule(message) {}             // NOLINT: as does a literal
@@ -80,6 +120,14 @@ class infeasible_error : public error {
 class cuda_error : public error {
  public:
   using error::error;
+  // About one option field (BenchOptions::backend): what() is the violation's text.
+  explicit cuda_error(Violation violation);
+
+  // The violation, when the error is about an option field; else nullptr.
+  const Violation* violation() const noexcept { return violation_ ? &*violation_ : nullptr; }
+
+ private:
+  std::optional<Violation> violation_;
 };
 
 }  // namespace smelt

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "smelt/config.hpp"
+#include "smelt/error.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 
@@ -229,12 +230,13 @@ struct FieldChange {
 // no nested relaxations): the best largest mismatch it reaches, or why its
 // space was refused (docs/solver.md section 8).
 struct Relaxation {
-  std::vector<FieldChange> changes;  // usually one; freeing pinned heads also sets free_heads
-  bool solved = false;               // false: the relaxed space was refused, see error
-  double max_abs_mismatch_pct = 0;   // the relaxed best's objective, when solved
-  bool within_tolerance = false;     // decided exactly, as MatchResult::within_tolerance
-  Knobs knobs;                       // the relaxed best's knobs, when solved
-  std::string error;                 // the config_error's lines joined by "; ", when refused
+  std::vector<FieldChange> changes;   // usually one; freeing pinned heads also sets free_heads
+  bool solved = false;                // false: the relaxed space was refused, see error
+  double max_abs_mismatch_pct = 0;    // the relaxed best's objective, when solved
+  bool within_tolerance = false;      // decided exactly, as MatchResult::within_tolerance
+  Knobs knobs;                        // the relaxed best's knobs, when solved
+  std::string error;                  // the config_error's lines joined by "; ", when refused
+  std::vector<Violation> violations;  // the same, one violation each, with their fields and mentions
 };
 
 struct MatchResult {
@@ -246,7 +248,9 @@ struct MatchResult {
   std::int64_t baseline_active_params = 0;
   std::vector<Candidate> candidates;  // best first, distinct: candidates[0] is the answer
   bool within_tolerance = false;
-  std::vector<std::string> why;  // when not within tolerance: which budget, and why
+  // When not within tolerance: which budget, and why; the option fields each
+  // names are mentions (smelt/error.hpp).
+  std::vector<Message> why;
   // When not within tolerance (and MatchOptions::relaxations): each single
   // relaxation, best first; refused ones last.
   std::vector<Relaxation> relaxations;

@@ -39,15 +39,16 @@ constexpr std::size_t kOverhead = 768u << 20;  // cuBLAS workspaces of every han
 void check_supported(const LayerPlan& plan) {
   const Dims d = Dims::of(plan.config);
   if (plan.config.attention.type != AttentionType::gqa)
-    throw config_error("BenchOptions::backend = \"cuda\": only standard (MHA/GQA/MQA) attention is supported");
+    throw config_error(
+        Violation("BenchOptions::backend", "\"cuda\"", "only standard (MHA/GQA/MQA) attention is supported"));
   if (!plan.moe_only && (d.kv_heads <= 0 || d.heads % d.kv_heads != 0))
     throw config_error(
-        fmt::format("BenchOptions::backend = \"cuda\": num_heads = {} must be a multiple of num_kv_heads = {}", d.heads,
-                    d.kv_heads));
+        Violation("BenchOptions::backend", "\"cuda\"",
+                  fmt::format("num_heads = {} must be a multiple of num_kv_heads = {}", d.heads, d.kv_heads)));
   if (plan.config.is_moe() && (d.experts > kMaxExperts || d.top_k < 1 || d.top_k > d.experts))
-    throw config_error(
-        fmt::format("BenchOptions::backend = \"cuda\": needs 1 <= top_k <= num_experts <= {}, got top_k {}, experts {}",
-                    kMaxExperts, d.top_k, d.experts));
+    throw config_error(Violation("BenchOptions::backend", "\"cuda\"",
+                                 fmt::format("needs 1 <= top_k <= num_experts <= {}, got top_k {}, experts {}",
+                                             kMaxExperts, d.top_k, d.experts)));
 }
 
 struct DeviceProps {
@@ -92,8 +93,8 @@ std::size_t bytes_needed(const LayerPlan& plan, const LayerPlan& check, i64 copi
     bytes = add(bytes, mul(rows, row_bytes, "device bytes"), "device bytes");
     return static_cast<std::size_t>(bytes) + dense_rate_bytes(kDenseN) + kOverhead;
   } catch (const smelt::detail::overflow&) {
-    throw config_error(
-        fmt::format("BenchOptions::tokens = {}: the device memory of one run overflows 64-bit integers", plan.tokens));
+    throw config_error(Violation("BenchOptions::tokens", fmt::format("{}", plan.tokens),
+                                 "the device memory of one run overflows 64-bit integers"));
   }
 }
 
@@ -210,7 +211,8 @@ std::optional<std::string> CudaBackend::unavailable() const {
 }
 
 BenchResult CudaBackend::run(const LayerPlan& plan, const BenchOptions& options) {
-  if (const auto why = unavailable()) throw cuda_error("BenchOptions::backend = \"cuda\": unavailable: " + *why);
+  if (const auto why = unavailable())
+    throw cuda_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: " + *why));
   check_supported(plan);
   detail_ = CudaRunDetail{};
   CudaRunDetail detail;

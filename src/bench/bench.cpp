@@ -16,6 +16,7 @@
 #include "smelt/cost.hpp"
 #include "smelt/error.hpp"
 #include "util/enum_names.hpp"
+#include "util/mention.hpp"
 
 namespace smelt {
 namespace {
@@ -57,10 +58,9 @@ std::shared_ptr<BenchBackend> choose(BenchBackendKind kind) {
   std::shared_ptr<BenchBackend> cuda = registry().find("cuda");
   if (kind == BenchBackendKind::cuda) {
     if (!cuda)
-      throw cuda_error(
-          Violation("BenchOptions::backend", "\"cuda\"", "unavailable: no CUDA backend in this build").text());
+      throw cuda_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: no CUDA backend in this build"));
     if (auto why = cuda->unavailable())
-      throw cuda_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: " + *why).text());
+      throw cuda_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: " + *why));
     return cuda;
   }
   if (kind == BenchBackendKind::automatic && cuda && !cuda->unavailable()) return cuda;
@@ -73,8 +73,9 @@ void check_cpu_time(const LayerPlan& plan, const BenchOptions& o) {
   if (estimate <= kCpuSecondsBound || o.force) return;
   throw config_error(
       fmt::format("estimated CPU time {:.0f} s exceeds {:.0f} s ({:.1f} GFLOP at about {:.0f} GFLOP/s): use fewer "
-                  "BenchOptions::tokens or BenchOptions::force",
-                  estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9));
+                  "{} or {}",
+                  estimate, kCpuSecondsBound, plan.analytic_flops / 1e9, kCpuFlopsPerSecond / 1e9,
+                  detail::mention("BenchOptions::tokens"), detail::mention("BenchOptions::force")));
 }
 
 constexpr double kGiB = double(1 << 30);
@@ -93,14 +94,15 @@ void check_cpu_memory(const LayerPlan& plan, const BenchOptions& o) {
   if (weights > kCpuBytesBound)
     throw config_error(fmt::format(
         "the CPU reference needs about {:.1f} GiB for the weights of {:.3g} parameters (float32 and float64); more "
-        "than {:.0f} GiB: use a smaller config or BenchOptions::force",
-        weights / kGiB, weights / (sizeof(float) + sizeof(double)), kCpuBytesBound / kGiB));
+        "than {:.0f} GiB: use a smaller config or {}",
+        weights / kGiB, weights / (sizeof(float) + sizeof(double)), kCpuBytesBound / kGiB,
+        detail::mention("BenchOptions::force")));
   if (weights + activations > kCpuBytesBound)
-    throw config_error(
-        fmt::format("the CPU reference needs up to about {:.1f} GiB for the activations of BenchOptions::tokens = {} "
-                    "(and {:.1f} GiB for the "
-                    "weights); more than {:.0f} GiB: use fewer BenchOptions::tokens or BenchOptions::force",
-                    activations / kGiB, plan.tokens, weights / kGiB, kCpuBytesBound / kGiB));
+    throw config_error(fmt::format(
+        "the CPU reference needs up to about {:.1f} GiB for the activations of {} (and {:.1f} GiB for "
+        "the weights); more than {:.0f} GiB: use fewer {} or {}",
+        activations / kGiB, detail::mention("BenchOptions::tokens", fmt::format("{}", plan.tokens)), weights / kGiB,
+        kCpuBytesBound / kGiB, detail::mention("BenchOptions::tokens"), detail::mention("BenchOptions::force")));
 }
 
 }  // namespace
@@ -142,13 +144,13 @@ BenchResult run_bench(const ModelConfig& config, const BenchOptions& options) {
   try {
     return backend->run(plan, o);
   } catch (const std::bad_alloc&) {
-    throw config_error(
-        fmt::format("out of memory: the {} backend could not allocate what {} needs at BenchOptions::tokens = {} (on "
-                    "the CPU reference "
-                    "about {:.1f} GiB of weights and up to {:.1f} GiB of activations): use fewer BenchOptions::tokens "
-                    "or a smaller config",
-                    backend->name(), config.name, plan.tokens, cpu_weight_bytes(plan) / kGiB,
-                    static_cast<double>(plan.activation_bytes) / kGiB));
+    throw config_error(fmt::format(
+        "out of memory: the {} backend could not allocate what {} needs at {} (on the CPU reference "
+        "about {:.1f} GiB of weights and up to {:.1f} GiB of activations): use fewer {} or a smaller "
+        "config",
+        backend->name(), config.name, detail::mention("BenchOptions::tokens", fmt::format("{}", plan.tokens)),
+        cpu_weight_bytes(plan) / kGiB, static_cast<double>(plan.activation_bytes) / kGiB,
+        detail::mention("BenchOptions::tokens")));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
 #include "util/checked.hpp"
+#include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
@@ -39,8 +40,9 @@ void check_options(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 
                fmt::format("must be at most the config's context_length = {}", c.context_length));
   // A defaulted context divides the tokens unless the tokens exceed the config's context.
   if (errors.empty() && tokens % context != 0)
-    errors.add("BenchOptions::tokens", fmt::format("{}", tokens),
-               fmt::format("must be a multiple of BenchOptions::context = {}", context));
+    errors.add(
+        "BenchOptions::tokens", fmt::format("{}", tokens),
+        fmt::format("must be a multiple of {}", detail::mention("BenchOptions::context", fmt::format("{}", context))));
   // The float32 runs scale looped updates by it: it must be a float.
   if (c.loop.residual_scale > std::numeric_limits<float>::max())
     errors.add(

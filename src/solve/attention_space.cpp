@@ -10,6 +10,7 @@
 #include "solve/knob_range.hpp"
 #include "solve/space.hpp"
 #include "util/bounds.hpp"
+#include "util/mention.hpp"
 
 namespace smelt::detail {
 namespace {
@@ -41,7 +42,8 @@ void check_scalars(const SearchSpace& space, Violations& errors) {
   if (space.max_head_dim >= 1 && space.min_head_dim >= 1 && space.min_head_dim <= kMaxAttentionSize &&
       space.max_head_dim < space.min_head_dim)
     errors.add("SearchSpace::max_head_dim", fmt::format("{}", space.max_head_dim),
-               fmt::format("must be at least SearchSpace::min_head_dim = {}", space.min_head_dim));
+               fmt::format("must be at least {}",
+                           mention("SearchSpace::min_head_dim", fmt::format("{}", space.min_head_dim))));
   const RatioRange& r = space.attention_ratio;
   const std::string field = "SearchSpace::attention_ratio";
   if (!std::isfinite(r.lo) || !std::isfinite(r.hi))
@@ -101,17 +103,19 @@ void for_each_head_dim(const Attention& a, i64 align, F&& f) {
 // Why no triple fits the width rule: the ranges that meet and the widths the
 // rule allows over the hidden domain.
 void explain_no_width(const ModelConfig& b, const SearchSpace& space, const Attention& a, Violations& errors) {
-  const std::string heads =
-      space.heads         ? fmt::format("{} (SearchSpace::heads)", range_text(a.heads))
-      : !space.free_heads ? fmt::format("{} (the Baseline's: SearchSpace::free_heads = false)", b.attention.num_heads)
-                          : std::string("of any count");
-  const std::string dims =
-      fmt::format("{} ({})", range_text(a.head_dim),
-                  space.head_dim ? "SearchSpace::head_dim" : "SearchSpace::min_head_dim to SearchSpace::max_head_dim");
+  const std::string heads = space.heads ? fmt::format("{} ({})", range_text(a.heads), mention("SearchSpace::heads"))
+                            : !space.free_heads ? fmt::format("{} (the Baseline's: {})", b.attention.num_heads,
+                                                              mention("SearchSpace::free_heads", "false"))
+                                                : std::string("of any count");
+  const std::string dims = fmt::format(
+      "{} ({})", range_text(a.head_dim),
+      space.head_dim ? mention("SearchSpace::head_dim")
+                     : mention("SearchSpace::min_head_dim") + " to " + mention("SearchSpace::max_head_dim"));
   errors.add("SearchSpace::attention_ratio", ratio_text(space.attention_ratio),
              fmt::format("no attention geometry fits: query heads {} x head_dim {} never give a width "
-                         "between {:.6g} x {} and {:.6g} x {} (the ratio's ends at the ends of SearchSpace::hidden)",
-                         heads, dims, value_of(a.rule.lo), a.h_min, value_of(a.rule.hi), a.h_max));
+                         "between {:.6g} x {} and {:.6g} x {} (the ratio's ends at the ends of {})",
+                         heads, dims, value_of(a.rule.lo), a.h_min, value_of(a.rule.hi), a.h_max,
+                         mention("SearchSpace::hidden")));
 }
 
 }  // namespace
@@ -158,16 +162,16 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
                                 "SearchSpace::align_head_dim", errors);
   if (space.max_head_dim >= 1 && space.max_head_dim <= kMaxAttentionSize && space.head_dim && space.head_dim->lo >= 1 &&
       space.head_dim->lo <= space.head_dim->hi && space.head_dim->hi <= kMaxAttentionSize && space.head_dim->hi > cap)
-    errors.add(
-        "SearchSpace::head_dim", range_text(*space.head_dim),
-        cap == space.max_head_dim
-            ? fmt::format("must be at most SearchSpace::max_head_dim = {} (FlashAttention's largest head size)", cap)
-            : fmt::format("must be at most {}, the Baseline's head_dim (SearchSpace::max_head_dim is {})", cap,
-                          space.max_head_dim));
+    errors.add("SearchSpace::head_dim", range_text(*space.head_dim),
+               cap == space.max_head_dim ? fmt::format("must be at most {} (FlashAttention's largest head size)",
+                                                       mention("SearchSpace::max_head_dim", fmt::format("{}", cap)))
+                                         : fmt::format("must be at most {}, the Baseline's head_dim ({} is {})", cap,
+                                                       mention("SearchSpace::max_head_dim"), space.max_head_dim));
   const i64 n_usable = n_dims > 0 ? count_multiples(std::max(out.head_dim.lo, min_d), out.head_dim.hi, align) : 0;
   if (n_dims > 0 && n_usable == 0)
     errors.add("SearchSpace::head_dim", range_text(out.head_dim),
-               fmt::format("must allow a head_dim of at least SearchSpace::min_head_dim = {}", space.min_head_dim));
+               fmt::format("must allow a head_dim of at least {}",
+                           mention("SearchSpace::min_head_dim", fmt::format("{}", space.min_head_dim))));
   out.head_dim.lo = std::max(out.head_dim.lo, min_d);
 
   const bool free = !space.heads && space.free_heads;
@@ -175,8 +179,8 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
   if (space.heads) {
     if (!space.free_heads)
       errors.add("SearchSpace::heads", range_text(*space.heads),
-                 fmt::format("contradicts SearchSpace::free_heads = false, which keeps the Baseline's {} query heads",
-                             att.num_heads));
+                 fmt::format("contradicts {}, which keeps the Baseline's {} query heads",
+                             mention("SearchSpace::free_heads", "false"), att.num_heads));
     out.heads = *space.heads;
     heads_ok = check_knob("SearchSpace::heads", out.heads, kMaxAttentionSize, 1, "1", errors) > 0;
   } else {
@@ -225,10 +229,9 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
   if (too_many)
     errors.add(fmt::format("search space too large: more than {} attention geometries", limit));
   else if (total == 0 && any)
-    errors.add(
-        "SearchSpace::kv_heads", range_text(out.kv_heads),
-        fmt::format("contains no divisor of a query-head count whose width fits SearchSpace::attention_ratio = {}",
-                    ratio_text(space.attention_ratio)));
+    errors.add("SearchSpace::kv_heads", range_text(out.kv_heads),
+               fmt::format("contains no divisor of a query-head count whose width fits {}",
+                           mention("SearchSpace::attention_ratio", ratio_text(space.attention_ratio))));
   else if (total == 0)
     explain_no_width(b, space, out, errors);
   return out;
@@ -256,11 +259,12 @@ std::vector<HeadGeometry> list_attention(const ModelConfig& b, const SearchSpace
     return std::tie(x.heads, x.kv_heads, x.head_dim) < std::tie(y.heads, y.kv_heads, y.head_dim);
   });
   if (out.empty())
-    errors.add("SearchSpace::attention_ratio", ratio_text(space.attention_ratio),
-               fmt::format("no attention geometry fits: the widths query heads x head_dim that the ranges allow lie "
-                           "within [{:.6g}, {:.6g}] x H of no hidden size of SearchSpace::hidden (multiples of "
-                           "SearchSpace::align_hidden = {} from {} to {})",
-                           value_of(a.rule.lo), value_of(a.rule.hi), space.align_hidden, a.h_min, a.h_max));
+    errors.add(
+        "SearchSpace::attention_ratio", ratio_text(space.attention_ratio),
+        fmt::format("no attention geometry fits: the widths query heads x head_dim that the ranges allow lie "
+                    "within [{:.6g}, {:.6g}] x H of no hidden size of {} (multiples of {} from {} to {})",
+                    value_of(a.rule.lo), value_of(a.rule.hi), mention("SearchSpace::hidden"),
+                    mention("SearchSpace::align_hidden", fmt::format("{}", space.align_hidden)), a.h_min, a.h_max));
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/mention.hpp"
+
 namespace smelt::detail {
 
 std::string range_text(const KnobRange& r) {
@@ -29,9 +31,11 @@ std::int64_t check_knob(const std::string& field, const KnobRange& r, std::int64
   if (align < 1 || align > max) return 0;  // an alignment is bounded as the knob it aligns
   const std::int64_t n = count_multiples(r.lo, r.hi, align);
   if (n == 0)
-    errors.add(field, range_text(r),
-               fmt::format("{} {} = {}", r.lo == r.hi ? "must be a multiple of" : "contains no multiple of",
-                           align_field, align));
+    errors.add(
+        field, range_text(r),
+        fmt::format("{} {}", r.lo == r.hi ? "must be a multiple of" : "contains no multiple of",
+                    align_field.find("::") == std::string::npos ? fmt::format("{} = {}", align_field, align)
+                                                                : mention(align_field, fmt::format("{}", align))));
   return n;
 }
 

@@ -120,7 +120,9 @@ std::string match_report_json(const MatchResult& r) {
   j["space_size"] = r.space_size;
   j["evaluated"] = r.evaluated;
   j["within_tolerance"] = r.within_tolerance;
-  j["why"] = r.why;
+  ordered_json why = ordered_json::array();
+  for (const Message& m : r.why) why.push_back(m.text);
+  j["why"] = std::move(why);
   j["relaxations"] = ordered_json::array();
   for (const Relaxation& x : r.relaxations) j["relaxations"].push_back(relaxation(x));
   j["best"] = r.candidates.empty() ? ordered_json() : candidate(r.candidates.front());

@@ -114,6 +114,7 @@ MatchResult with_relaxations(MatchResult result, const ModelConfig& baseline, co
       r.knobs = relaxed.candidates.front().knobs;
     } catch (const config_error& e) {
       r.error = joined(e);
+      r.violations = e.violations();
     }
     result.relaxations.push_back(std::move(r));
   }

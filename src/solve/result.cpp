@@ -6,6 +6,7 @@
 
 #include "smelt/cost.hpp"
 #include "solve/found.hpp"
+#include "util/mention.hpp"
 
 namespace smelt::detail {
 
@@ -109,8 +110,9 @@ double flops_step(const Plan& plan, const ModelConfig& from, const ModelConfig& 
 // (parameters once, the others per context), each with the step the space
 // moves that budget in near the answer. What a wider space would reach is not
 // guessed here: MatchResult::relaxations solves it (relax.cpp).
-std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
-  std::vector<std::string> why;
+std::vector<Message> explain(const Plan& plan, const Candidate& best) {
+  std::vector<Message> why;
+  const auto push = [&](const std::string& marked) { why.push_back(resolve_mentions(marked)); };
   const double tol = plan.options.tolerance_pct;
   const Objective objective(plan.options);
   const auto& k = best.knobs;
@@ -124,15 +126,16 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
     const std::string where = plan.contexts.size() > 1 ? fmt::format(" at context {}", at.context) : "";
     if (objective.kv && std::fabs(at.kv.mismatch_pct) > tol) {
       if (mla) {
-        why.push_back(
+        push(
             fmt::format("kv_bytes_per_token{}: {:+.2f}% misses the {}% tolerance{}: an MLA Baseline keeps "
                         "its attention, so the KV cache grows with the executed layers; match without it "
-                        "(MatchOptions::match = flops,params) or loop fewer layers",
-                        where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct)));
+                        "({}) or loop fewer layers",
+                        where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct),
+                        mention("MatchOptions::match", "flops,params")));
       } else {
         const double step = 100.0 * at.kv.candidate * static_cast<double>(plan.space.align_head_dim) /
                             (static_cast<double>(k.head_dim) * at.kv.baseline);
-        why.push_back(fmt::format(
+        push(fmt::format(
             "kv_bytes_per_token{}: {:+.2f}% misses the {}% tolerance{}: KV cache moves in steps of {:.1f}% here "
             "(head_dim multiple of {} with {} KV head{})",
             where, at.kv.mismatch_pct, tol, limiting(at.kv.mismatch_pct), step, plan.space.align_head_dim, k.kv_heads,
@@ -142,11 +145,11 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
     if (objective.flops && std::fabs(at.flops.mismatch_pct) > tol) {
       const ModelConfig here = make_candidate(plan, k.hidden, k.experts, g, w);
       const ModelConfig wider = make_candidate(plan, k.hidden + plan.space.align_hidden, k.experts, g, w);
-      why.push_back(fmt::format(
+      push(fmt::format(
           "flops_per_token{}: {:+.2f}% misses the {}% tolerance{}: FLOPs move in steps of about {:.1f}% per {} of "
-          "hidden size here (SearchSpace::align_hidden)",
+          "hidden size here ({})",
           where, at.flops.mismatch_pct, tol, limiting(at.flops.mismatch_pct), flops_step(plan, here, wider, at),
-          plan.space.align_hidden));
+          plan.space.align_hidden, mention("SearchSpace::align_hidden")));
     }
   }
   const BudgetValue& params = best.budgets.front().params;
@@ -155,12 +158,12 @@ std::vector<std::string> explain(const Plan& plan, const Candidate& best) {
       const ModelConfig more = make_candidate(plan, k.hidden, k.experts + plan.space.align_experts, g, w);
       const double step =
           100.0 * (static_cast<double>(count(more).params.non_embedding) - params.candidate) / params.baseline;
-      why.push_back(fmt::format(
+      push(fmt::format(
           "params_non_embedding: {:+.2f}% misses the {}% tolerance{}: parameters move in steps of {:.1f}% per {} "
           "experts at hidden size {}",
           params.mismatch_pct, tol, limiting(params.mismatch_pct), step, plan.space.align_experts, k.hidden));
     } else {
-      why.push_back(
+      push(
           fmt::format("params_non_embedding: {:+.2f}% misses the {}% tolerance{}: a dense Baseline has no "
                       "experts to buy parameters back with",
                       params.mismatch_pct, tol, limiting(params.mismatch_pct)));

@@ -11,6 +11,7 @@
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
 #include "util/bounds.hpp"
+#include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
@@ -119,7 +120,8 @@ Domain resolve_expert_width(const ModelConfig& b, const SearchSpace& space, Viol
   if (space.ffn != FfnScaling::searched) {
     if (space.expert_width)
       errors.add("SearchSpace::expert_width", range_text(*space.expert_width),
-                 fmt::format("is searched only with SearchSpace::ffn = searched (ffn is {})", to_string(space.ffn)));
+                 fmt::format("is searched only with {} (ffn is {})", mention("SearchSpace::ffn", "searched"),
+                             to_string(space.ffn)));
     return {{0, 0}, 1};
   }
   if (!b.is_moe()) {

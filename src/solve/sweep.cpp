@@ -9,6 +9,7 @@
 
 #include "smelt/error.hpp"
 #include "util/bounds.hpp"
+#include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 #include "util/violations.hpp"
 
@@ -112,8 +113,8 @@ std::vector<Violation> sweep_violations(const ModelConfig& baseline, const Sweep
                  fmt::format("gives {} x {} layers, which must round to between 1 and {}", m, layers, kMaxDepth));
     else if (depth != layers && !baseline.moe.layers.empty())
       errors.add("SweepOptions::depths", fmt::format("{}", m),
-                 "the Baseline lists its MoE layers explicitly, so its depth cannot change (use "
-                 "SweepOptions::depths = [])");
+                 fmt::format("the Baseline lists its MoE layers explicitly, so its depth cannot change (use {})",
+                             detail::mention("SweepOptions::depths", "[]")));
   }
   if (o.spans.empty() && o.depths.empty())
     errors.add("SweepOptions::spans, SweepOptions::depths", "", "both empty, so the sweep has no rows");

@@ -27,6 +27,8 @@ void throw_within(const std::string& where, const std::vector<Violation>& violat
   std::vector<Violation> lines{Violation(where + ":")};
   for (Violation v : violations) {
     (v.field.empty() ? v.rule : v.field).insert(0, "  ");
+    if (v.field.empty())
+      for (FieldMention& m : v.mentions) m.offset += 2;
     lines.push_back(std::move(v));
   }
   throw config_error(std::move(lines));

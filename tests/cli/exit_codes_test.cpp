@@ -11,6 +11,7 @@
 #include "smelt/error.hpp"
 #include "smelt/scaling.hpp"
 #include "util/checked.hpp"
+#include "util/mention.hpp"
 
 using namespace smelt;
 using namespace smelt::cli;
@@ -42,28 +43,46 @@ TEST_CASE("a fit that converges from no start has no answer: infeasible, exit co
   }
 }
 
-TEST_CASE("library names become flags, whole names only, values and other text kept", "[cli][errors]") {
-  CHECK(to_flags("SearchSpace::align_hidden = 0: must be positive") == "--align-hidden = 0: must be positive");
-  CHECK(to_flags("SearchSpace::head_dim = 16: must allow a head_dim of at least SearchSpace::min_head_dim = 32") ==
-        "--head-dim = 16: must allow a head_dim of at least --min-head-dim = 32");
-  CHECK(to_flags("SearchSpace::heads, SearchSpace::head_dim") == "--heads, --head-dim");
-  CHECK(to_flags("SearchSpace::heads_x = 1") == "SearchSpace::heads_x = 1");  // not a name in the table
-  CHECK(to_flags("MatchOptions::contexts = 0: must be between 1 and 1073741824") ==
-        "--context = 0: must be between 1 and 1073741824");
-  CHECK(to_flags("(use SweepOptions::depths = [])") == "(use --depths none)");
-  CHECK(to_flags("match without it (MatchOptions::match = flops,params)") == "match without it (--match flops,params)");
-  CHECK(to_flags("use fewer BenchOptions::tokens or BenchOptions::force") == "use fewer --tokens or --force");
-  CHECK(to_flags("attention.num_heads = 0: must be positive") == "attention.num_heads = 0: must be positive");
+TEST_CASE("library fields become flags by lookup: a violation's field and the fields its rule mentions",
+          "[cli][errors]") {
+  CHECK(flag_of_field("SearchSpace::align_hidden") == "--align-hidden");
+  CHECK(flag_of_field("SearchSpace::heads, SearchSpace::head_dim") == "--heads, --head-dim");
+  CHECK(flag_of_field("SearchSpace::heads_x") == "SearchSpace::heads_x");  // no row of a table
+  CHECK(flag_of_field("  MatchOptions::contexts") == "  --context");       // indented by throw_within
+  CHECK(flag_of_field("attention.num_heads") == "attention.num_heads");    // a config's field, not an option
+  CHECK(flag_of_field("export_hf::family") == "--family");
+  CHECK(flag_of({0, 0, "SweepOptions::depths", "[]"}) == "--depths none");
+  CHECK(flag_of({0, 0, "MatchOptions::match", "flops,params"}) == "--match flops,params");
+  CHECK(flag_of({0, 0, "SearchSpace::free_heads", "false"}) == "--keep-heads");
+  CHECK(flag_of({0, 0, "SearchSpace::min_head_dim", "32"}) == "--min-head-dim = 32");
+  CHECK(flag_of({0, 0, "BenchOptions::force", ""}) == "--force");
+  // The library marks a mention where it writes the rule; the error keeps the plain rule and where the name lies:
+  // "must allow a head_dim of at least " is 34 bytes, "SearchSpace::min_head_dim = 32" 25 + 5 = 30.
+  const config_error e(
+      Violation("SearchSpace::head_dim", "16",
+                "must allow a head_dim of at least " + detail::mention("SearchSpace::min_head_dim", "32") + " here"));
+  const Violation& v = e.violations()[0];
+  CHECK(v.rule == "must allow a head_dim of at least SearchSpace::min_head_dim = 32 here");
+  CHECK(v.mentions == std::vector<FieldMention>{{34, 30, "SearchSpace::min_head_dim", "32"}});
+  CHECK(std::string(e.what()) == "SearchSpace::head_dim = 16: " + v.rule);
+  CHECK(shown(v) == "--head-dim = 16: must allow a head_dim of at least --min-head-dim = 32 here");
+  // A name that is only text, not a mention, is not looked for.
+  CHECK(shown(Violation("SearchSpace::heads", "1", "not SearchSpace::align_hidden")) ==
+        "--heads = 1: not SearchSpace::align_hidden");
+  CHECK(shown(Violation("attention.num_heads", "0", "must be positive")) ==
+        "attention.num_heads = 0: must be positive");
 }
 
 TEST_CASE(
-    "a config_error prints each violation in flag names, a cuda_error its text in flag names, other errors their "
+    "a config_error prints each violation in flag names, a cuda_error its violation in flag names, other errors "
+    "their "
     "what()",
     "[cli][errors]") {
   CHECK(describe(config_error({Violation("LoopRecipe::loops", "0", "must be at least 1"),
                                Violation("BenchOptions::tokens", "-4", "must be positive")})) ==
         "--loops = 0: must be at least 1\n--tokens = -4: must be positive");
   CHECK(describe(io_error("cannot read 'LoopRecipe::span'")) == "cannot read 'LoopRecipe::span'");
-  CHECK(describe(cuda_error("BenchOptions::backend = \"cuda\": unavailable: no CUDA device found")) ==
+  CHECK(describe(cuda_error(Violation("BenchOptions::backend", "\"cuda\"", "unavailable: no CUDA device found"))) ==
         "--backend = \"cuda\": unavailable: no CUDA device found");
+  CHECK(describe(cuda_error("cudaMalloc failed")) == "cudaMalloc failed");
 }

@@ -102,7 +102,7 @@ TEST_CASE("a Baseline the space cannot match within 1% exits with reasons", "[so
   CHECK(best.budgets[0].kv.mismatch_pct == -1.5625);
   CHECK(best.max_abs_mismatch_pct == 1.5625);
   REQUIRE(r.why.size() == 1);
-  CHECK(r.why[0] ==
+  CHECK(r.why[0].text ==
         "kv_bytes_per_token: -1.56% misses the 1% tolerance (the largest mismatch): KV cache moves in steps of 14.1% "
         "here (head_dim multiple of 8 with 3 KV heads)");
 }

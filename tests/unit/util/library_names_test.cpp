@@ -183,12 +183,12 @@ TEST_CASE("the reasons a result misses the tolerance name SearchSpace and MatchO
   const MatchResult r =
       solve(b, {}, {.head_dim = KnobRange{32, 128}, .kv_heads = KnobRange{1, 2}, .free_heads = false});
   REQUIRE(r.why.size() == 3);
-  for (const std::string& line : r.why) check_no_flags(line);
+  for (const Message& line : r.why) check_no_flags(line.text);
   // An MLA Baseline keeps its attention: its KV reason says which budgets to match instead.
   const MatchResult mla = solve(example("deepseek-v3-mla.json"), {}, {}, {.top = 1});
   REQUIRE_FALSE(mla.why.empty());
-  CHECK(mla.why[0].find("(MatchOptions::match = flops,params)") != std::string::npos);
-  for (const std::string& line : mla.why) check_no_flags(line);
+  CHECK(mla.why[0].text.find("(MatchOptions::match = flops,params)") != std::string::npos);
+  for (const Message& line : mla.why) check_no_flags(line.text);
   check_no_flags(message_of([] { (void)solve(example("deepseek-v3-mla.json"), {}, {.head_dim = KnobRange{64, 64}}); }));
 }
 
@@ -273,7 +273,7 @@ TEST_CASE("relaxations name library fields, and smelt-match has a flag for each"
       INFO(c.field << " = " << c.value);
       check_no_flags(c.field + " = " + c.value);
       CHECK((c.field.rfind("SearchSpace::", 0) == 0 || c.field.rfind("LoopRecipe::", 0) == 0));
-      CHECK(cli::to_flags(c.field).rfind("--", 0) == 0);
+      CHECK(cli::flag_of_field(c.field).rfind("--", 0) == 0);
       ++fields;
     }
   // align_hidden, align_experts, align_head_dim, head_dim, kv_heads, heads (free_heads is already true),
