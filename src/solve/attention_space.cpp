@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "solve/knob_range.hpp"
-#include "solve/space.hpp"
 #include "util/bounds.hpp"
 #include "util/mention.hpp"
 
@@ -237,11 +236,11 @@ Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, i64 
   return out;
 }
 
-std::vector<HeadGeometry> list_attention(const ModelConfig& b, const SearchSpace& space, const Attention& a,
-                                         const std::vector<i64>& hidden, Violations& errors) {
+std::vector<Geometry> list_attention(const ModelConfig& b, const SearchSpace& space, const Attention& a,
+                                     const std::vector<i64>& hidden, Violations& errors) {
   const AttentionConfig& att = b.attention;
   if (!a.gqa) return {{att.num_heads, att.num_kv_heads, att.head_dim}};
-  std::vector<HeadGeometry> out;
+  std::vector<Geometry> out;
   out.reserve(static_cast<std::size_t>(a.geometries));
   KnobRange last{0, -1};
   std::vector<std::pair<i64, i64>> pairs;
@@ -255,7 +254,7 @@ std::vector<HeadGeometry> list_attention(const ModelConfig& b, const SearchSpace
     }
     return true;
   });
-  std::sort(out.begin(), out.end(), [](const HeadGeometry& x, const HeadGeometry& y) {
+  std::sort(out.begin(), out.end(), [](const Geometry& x, const Geometry& y) {
     return std::tie(x.heads, x.kv_heads, x.head_dim) < std::tie(y.heads, y.kv_heads, y.head_dim);
   });
   if (out.empty())
@@ -268,21 +267,13 @@ std::vector<HeadGeometry> list_attention(const ModelConfig& b, const SearchSpace
   return out;
 }
 
-IndexSpan hidden_span(const Plan& plan, const Geometry& g) {
-  if (plan.baseline.attention.type == AttentionType::mla) return {0, plan.hidden.size()};
-  const HiddenBounds hb = hidden_bounds(width_rule(plan.baseline, plan.space), g.heads * g.head_dim);
-  const auto first = std::lower_bound(plan.hidden.begin(), plan.hidden.end(), hb.lo);
-  const auto end = std::upper_bound(first, plan.hidden.end(), hb.hi);
-  return {static_cast<std::size_t>(first - plan.hidden.begin()), static_cast<std::size_t>(end - plan.hidden.begin())};
-}
-
-std::int64_t Plan::space_size() const {
-  std::int64_t n = 0;
-  for (const Geometry& g : geometries) {
-    const IndexSpan span = hidden_span(*this, g);
-    n += static_cast<std::int64_t>(span.hi - span.lo);
-  }
-  return n * static_cast<std::int64_t>(experts.size()) * static_cast<std::int64_t>(widths.size());
+IndexSpan hidden_span(const ModelConfig& baseline, const SearchSpace& space, const std::vector<i64>& hidden,
+                      const Geometry& g) {
+  if (baseline.attention.type == AttentionType::mla) return {0, hidden.size()};
+  const HiddenBounds hb = hidden_bounds(width_rule(baseline, space), g.heads * g.head_dim);
+  const auto first = std::lower_bound(hidden.begin(), hidden.end(), hb.lo);
+  const auto end = std::upper_bound(first, hidden.end(), hb.hi);
+  return {static_cast<std::size_t>(first - hidden.begin()), static_cast<std::size_t>(end - hidden.begin())};
 }
 
 }  // namespace smelt::detail

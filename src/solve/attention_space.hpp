@@ -14,6 +14,14 @@
 
 namespace smelt::detail {
 
+// An attention geometry: query heads, KV heads and head size, all a
+// candidate's KV cache depends on.
+struct Geometry {
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+};
+
 // The attention-width rule in force: width / H in [lo, hi], compared exactly.
 // The user's ratios are rounded to 9 decimals (0.7 is 7/10); the default range
 // widens to hold the Baseline's own width ratio. Meaningful once
@@ -50,14 +58,20 @@ struct Attention {
 Attention resolve_attention(const ModelConfig& b, const SearchSpace& space, std::int64_t h_min, std::int64_t h_max,
                             std::int64_t limit, Violations& errors);
 
-struct HeadGeometry {
-  std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
-};
-
 // Every counted triple with at least one size of `hidden` (ascending) in its
 // span, sorted by query heads, then KV heads, then head_dim. Adds a violation
 // naming the constraints when none is left.
-std::vector<HeadGeometry> list_attention(const ModelConfig& b, const SearchSpace& space, const Attention& a,
-                                         const std::vector<std::int64_t>& hidden, Violations& errors);
+std::vector<Geometry> list_attention(const ModelConfig& b, const SearchSpace& space, const Attention& a,
+                                     const std::vector<std::int64_t>& hidden, Violations& errors);
+
+// Indices [lo, hi) into `hidden` (ascending): the hidden sizes a geometry may
+// be paired with under the width rule (docs/solver.md); all of them for an
+// MLA Baseline, whose attention is kept.
+struct IndexSpan {
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+};
+IndexSpan hidden_span(const ModelConfig& baseline, const SearchSpace& space, const std::vector<std::int64_t>& hidden,
+                      const Geometry& g);
 
 }  // namespace smelt::detail

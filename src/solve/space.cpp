@@ -156,9 +156,7 @@ void check_size(i64 geometries, i64 n_widths, i64 n_hidden, Violations& errors) 
 // width moves neither the KV cache nor the search's KV ranking (solve.cpp).
 void list_geometries(const ModelConfig& b, const SearchSpace& space, const Attention& a, Plan& plan,
                      Violations& errors) {
-  const std::vector<HeadGeometry> heads = list_attention(b, space, a, plan.hidden, errors);
-  plan.geometries.reserve(heads.size());
-  for (const HeadGeometry& h : heads) plan.geometries.push_back({h.heads, h.kv_heads, h.head_dim});
+  plan.geometries = list_attention(b, space, a, plan.hidden, errors);
 }
 
 }  // namespace
@@ -212,6 +210,15 @@ Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const Sear
     errors.throw_if_any();
   }
   return plan;
+}
+
+std::int64_t Plan::space_size() const {
+  std::int64_t n = 0;
+  for (const Geometry& g : geometries) {
+    const IndexSpan span = hidden_span(*this, g);
+    n += static_cast<std::int64_t>(span.hi - span.lo);
+  }
+  return n * static_cast<std::int64_t>(experts.size()) * static_cast<std::int64_t>(widths.size());
 }
 
 ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, i64 width) {

@@ -6,16 +6,10 @@
 #include <vector>
 
 #include "smelt/solve.hpp"
+#include "solve/attention_space.hpp"
 #include "solve/exact_budget.hpp"
 
 namespace smelt::detail {
-
-// An attention geometry: all a candidate's KV cache depends on.
-struct Geometry {
-  std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;
-  std::int64_t head_dim = 0;
-};
 
 struct Plan {
   ModelConfig baseline;
@@ -35,12 +29,10 @@ struct Plan {
 };
 
 // Indices [lo, hi) into Plan::hidden: the hidden sizes a geometry may be
-// paired with (the attention-width ratio rule, docs/solver.md).
-struct IndexSpan {
-  std::size_t lo = 0;
-  std::size_t hi = 0;
-};
-IndexSpan hidden_span(const Plan& plan, const Geometry& g);
+// paired with (attention_space.hpp).
+inline IndexSpan hidden_span(const Plan& plan, const Geometry& g) {
+  return hidden_span(plan.baseline, plan.space, plan.hidden, g);
+}
 
 // Validates every option (all violations at once, config_error) and resolves
 // the domains.
