@@ -19,6 +19,21 @@ bool is_int64(const json& v) {
          v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 }
 
+bool is_real(const json& v) { return v.is_number() && !v.is_boolean(); }
+
+// One value or a pair (lo, hi) as a Range (KnobRange, RatioRange); false for anything else.
+template <class Range, class IsItem>
+bool read_range(const json& v, IsItem is_item, Range& out) {
+  using T = decltype(Range::lo);
+  if (is_item(v)) {
+    out = Range{v.get<T>(), v.get<T>()};
+    return true;
+  }
+  if (!(v.is_array() && v.size() == 2 && is_item(v[0]) && is_item(v[1]))) return false;
+  out = Range{v[0].get<T>(), v[1].get<T>()};
+  return true;
+}
+
 // A value as messages show it, cut (a hostile value can be megabytes long).
 std::string shown(const json& v) { return detail::excerpt(v.dump()); }
 
@@ -101,26 +116,17 @@ void Keywords::value(const char* owner, const char* key, std::optional<double>& 
 void Keywords::value(const char* owner, const char* key, bool& out) { boolean(owner, key, out); }
 
 void Keywords::value(const char* owner, const char* key, std::optional<KnobRange>& out) {
-  const json* v = take(key);
-  if (!v) return;
-  if (is_int64(*v)) {
-    out = KnobRange{v->get<std::int64_t>(), v->get<std::int64_t>()};
-  } else if (v->is_array() && v->size() == 2 && is_int64((*v)[0]) && is_int64((*v)[1])) {
-    out = KnobRange{(*v)[0].get<std::int64_t>(), (*v)[1].get<std::int64_t>()};
-  } else {
-    type_error(owner, key, *v, "must be an integer or a pair (lo, hi) of integers");
+  if (const json* v = take(key)) {
+    KnobRange r;
+    if (read_range(*v, is_int64, r))
+      out = r;
+    else
+      type_error(owner, key, *v, "must be an integer or a pair (lo, hi) of integers");
   }
 }
 
 void Keywords::value(const char* owner, const char* key, RatioRange& out) {
-  const json* v = take(key);
-  if (!v) return;
-  const auto real = [](const json& x) { return x.is_number() && !x.is_boolean(); };
-  if (real(*v))
-    out = {v->get<double>(), v->get<double>()};
-  else if (v->is_array() && v->size() == 2 && real((*v)[0]) && real((*v)[1]))
-    out = {(*v)[0].get<double>(), (*v)[1].get<double>()};
-  else
+  if (const json* v = take(key); v && !read_range(*v, is_real, out))
     type_error(owner, key, *v, "must be a ratio or a pair (lo, hi) of ratios");
 }
 
@@ -163,35 +169,28 @@ void Keywords::value(const char* owner, const char* key, std::vector<Budget>& ou
   }
 }
 
-// A list of integers (one integer is a list of one).
-void Keywords::value(const char* owner, const char* key, std::vector<std::int64_t>& out) {
+// A list of items (one item is a list of one): "must be ITEM or a list of them", each item "must be ITEM".
+template <class T, class IsItem>
+void Keywords::list(const char* owner, const char* key, std::vector<T>& out, IsItem is_item, const char* item) {
   const json* v = take(key);
   if (!v) return;
-  const json list = is_int64(*v) ? json::array({*v}) : *v;
-  if (!list.is_array()) return type_error(owner, key, *v, "must be an integer or a list of integers");
+  const json items = is_item(*v) ? json::array({*v}) : *v;
+  if (!items.is_array()) return type_error(owner, key, *v, fmt::format("must be {} or a list of them", item).c_str());
   out.clear();
-  for (const json& x : list) {
-    if (is_int64(x))
-      out.push_back(x.get<std::int64_t>());
+  for (const json& x : items) {
+    if (is_item(x))
+      out.push_back(x.get<T>());
     else
-      type_error(owner, key, x, "must be an integer");
+      type_error(owner, key, x, fmt::format("must be {}", item).c_str());
   }
 }
 
-// A list of numbers (one number is a list of one).
+void Keywords::value(const char* owner, const char* key, std::vector<std::int64_t>& out) {
+  list(owner, key, out, is_int64, "an integer");
+}
+
 void Keywords::value(const char* owner, const char* key, std::vector<double>& out) {
-  const json* v = take(key);
-  if (!v) return;
-  const auto real = [](const json& x) { return x.is_number() && !x.is_boolean(); };
-  const json list = real(*v) ? json::array({*v}) : *v;
-  if (!list.is_array()) return type_error(owner, key, *v, "must be a number or a list of numbers");
-  out.clear();
-  for (const json& x : list) {
-    if (real(x))
-      out.push_back(x.get<double>());
-    else
-      type_error(owner, key, x, "must be a number");
-  }
+  list(owner, key, out, is_real, "a number");
 }
 
 std::string Keywords::text(const char* key, const std::string& fallback) {

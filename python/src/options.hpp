@@ -63,6 +63,8 @@ class Keywords {
   void value(const char* owner, const char* key, std::vector<Budget>& out);
   void value(const char* owner, const char* key, std::vector<std::int64_t>& out);
   void value(const char* owner, const char* key, std::vector<double>& out);
+  template <class T, class IsItem>
+  void list(const char* owner, const char* key, std::vector<T>& out, IsItem is_item, const char* item);
 
   nlohmann::ordered_json kw_;
   std::string function_;
