@@ -13,8 +13,8 @@
 #include "exit_codes.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_report.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "table.hpp"
 #include "util/violations.hpp"
 

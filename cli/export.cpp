@@ -7,9 +7,10 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "util/violations.hpp"
 
 namespace smelt::cli {

@@ -11,7 +11,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"

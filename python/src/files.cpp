@@ -8,9 +8,10 @@
 #include <fmt/format.h>
 
 #include "bindings.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 #include "util/violations.hpp"

@@ -11,7 +11,7 @@
 #include "options.hpp"
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"

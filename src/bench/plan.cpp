@@ -11,7 +11,7 @@
 
 #include "smelt/bench_plan.hpp"
 #include "smelt/bench_weights.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
 #include "util/checked.hpp"

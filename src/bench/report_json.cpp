@@ -2,7 +2,7 @@
 
 #include "bench/diff_pct.hpp"
 #include "smelt/bench_report.hpp"
-#include "smelt/report.hpp"
+#include "smelt/schema_version.hpp"
 
 namespace smelt {
 namespace {

@@ -2,8 +2,9 @@
 #include <fmt/format.h>
 
 #include "config/hf_import.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "util/json_reader.hpp"
 #include "util/violations.hpp"
 

@@ -7,8 +7,8 @@
 
 #include "config/native_json.hpp"
 #include "count/count_impl.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "util/json_reader.hpp"
 #include "util/violations.hpp"
 

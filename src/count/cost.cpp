@@ -1,5 +1,5 @@
 // count(): assembles per-layer costs over the LayerSchedule.
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 #include <optional>
 

@@ -1,7 +1,7 @@
 // Internal entry points shared by validate() and count().
 #pragma once
 
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt::detail {
 

@@ -1,8 +1,8 @@
 // count_report_json(): the JSON shape documented in docs/json-schema.md.
 #include <nlohmann/json.hpp>
 
+#include "smelt/count_report.hpp"
 #include "smelt/layer_runs.hpp"
-#include "smelt/report.hpp"
 
 namespace smelt {
 namespace {

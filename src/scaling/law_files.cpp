@@ -10,7 +10,7 @@
 
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "util/json_reader.hpp"
 #include "util/violations.hpp"

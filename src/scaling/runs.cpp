@@ -14,7 +14,7 @@
 
 #include "scaling/readers.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_runs.hpp"
 #include "util/csv.hpp"

@@ -6,7 +6,7 @@
 
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "util/bounds.hpp"
 #include "util/checked.hpp"
 

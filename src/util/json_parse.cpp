@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 

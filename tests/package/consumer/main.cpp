@@ -1,7 +1,7 @@
 // Uses the installed package the way a user would.
 #include <cstdio>
 
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/version.hpp"
 
 int main() {

@@ -3,8 +3,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "util/excerpt.hpp"
 
 // json_excerpt lives in the library's private reader header.
