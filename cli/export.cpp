@@ -11,7 +11,7 @@
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
 #include "smelt/file_io.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -15,8 +15,8 @@
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
+#include "smelt/violations.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -18,8 +18,8 @@
 #include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
+#include "smelt/violations.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "lists.hpp"
 #include "smelt/error.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -15,9 +15,9 @@
 #include "smelt/error.hpp"
 #include "smelt/sweep.hpp"
 #include "smelt/sweep_report.hpp"
+#include "smelt/violations.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include "bindings.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/count.hpp"
 #include "smelt/count_report.hpp"
 #include "smelt/error.hpp"
-#include "util/bounds.hpp"
 
 namespace smelt::python {
 

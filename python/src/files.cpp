@@ -10,11 +10,11 @@
 #include "bindings.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
 #include "smelt/file_io.hpp"
-#include "util/excerpt.hpp"
-#include "util/json_reader.hpp"
-#include "util/violations.hpp"
+#include "smelt/json_text.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::python {
 namespace {
@@ -39,7 +39,7 @@ auto read_within(const std::string& path, const std::string& what, Parse&& parse
 
 std::string read_json_text(const std::string& path, const std::string& what) {
   return read_within(path, what, [](const std::string& text, const std::string& source) {
-    detail::parse_json_text(text, source);  // the bounds, and the parser's own line:column on malformed text
+    detail::check_json_text(text, source);  // the bounds, and the parser's own line:column on malformed text
     // What the parser read, for Python's json.loads: nlohmann skips a UTF-8 byte order mark (which json.loads
     // refuses), and its lexer takes a NUL byte for the end of the input, so that what follows one is never read.
     constexpr std::string_view kBom = "\xEF\xBB\xBF";

@@ -14,8 +14,8 @@
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
+#include "smelt/violations.hpp"
 #include "util/checked.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -1,6 +1,5 @@
 #include <nlohmann/json.hpp>
 
-#include "bench/diff_pct.hpp"
 #include "smelt/bench_report.hpp"
 #include "smelt/schema_version.hpp"
 

@@ -5,8 +5,8 @@
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
+#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 

@@ -9,8 +9,8 @@
 #include "count/count_impl.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "count/count_impl.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
-#include "util/bounds.hpp"
+#include "smelt/violations.hpp"
 #include "util/checked.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

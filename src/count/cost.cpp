@@ -7,9 +7,9 @@
 
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
-#include "util/bounds.hpp"
 #include "util/checked.hpp"
 
 namespace smelt {

@@ -17,8 +17,8 @@
 #include "export/moe_layers.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
-#include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "smelt/bounds.hpp"
 #include "solve/knob_range.hpp"
 #include "solve/space.hpp"
-#include "util/bounds.hpp"
 
 namespace smelt::detail {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
-#include "util/bounds.hpp"
 #include "util/checked.hpp"
 
 namespace smelt::detail {

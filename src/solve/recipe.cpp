@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "smelt/bounds.hpp"
 #include "smelt/error.hpp"
+#include "smelt/violations.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
-#include "util/bounds.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::detail {
 namespace {

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "smelt/bounds.hpp"
 #include "smelt/error.hpp"
-#include "util/bounds.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {

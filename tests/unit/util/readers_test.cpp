@@ -5,8 +5,8 @@
 
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
-#include "util/excerpt.hpp"
 
 // json_excerpt lives in the library's private reader header.
 namespace smelt::detail {
