@@ -14,7 +14,8 @@ namespace smelt {
 enum class ConfigFormat { native, huggingface };
 
 // Native JSON: a top-level "schema_version"; Hugging Face: a "model_type".
-// Every parse validates the result; failures throw config_error (bad values,
+// Every parse validates the result (validate(), include/smelt/count.hpp: so
+// the readers below are built in the count module, src/count/accept.cpp); failures throw config_error (bad values,
 // every violation listed; malformed JSON gives line and column) or io_error
 // (a file that cannot be read, include/smelt/file_io.hpp).
 ModelConfig parse_config(std::string_view text, std::string_view source = "<config>");

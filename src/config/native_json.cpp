@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "config/native_json.hpp"
-#include "count/count_impl.hpp"
+#include "config/validate_fields.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/violations.hpp"
@@ -140,7 +140,7 @@ void merge_rule_violations(const ModelConfig& c, detail::Violations& violations)
 
 }  // namespace
 
-ModelConfig parse_native_config(std::string_view text, std::string_view source) {
+ModelConfig detail::read_native_config(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
   detail::Violations violations;
   ModelConfig c;
@@ -173,7 +173,7 @@ ModelConfig parse_native_config(std::string_view text, std::string_view source) 
     merge_rule_violations(c, violations);
     violations.throw_if_any();
   }
-  validate(c);
+  detail::validate_fields(c);
   return c;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "config/validate_fields.hpp"
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
 #include "smelt/bounds.hpp"

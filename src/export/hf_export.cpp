@@ -16,6 +16,7 @@
 #include "export/hf_families.hpp"
 #include "export/moe_layers.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"

@@ -18,6 +18,7 @@
 
 #include "export/export_text.hpp"
 #include "export/moe_layers.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"

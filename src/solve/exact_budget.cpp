@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 
+#include "config/validate_fields.hpp"
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
 #include "smelt/bounds.hpp"

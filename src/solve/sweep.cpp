@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "smelt/bounds.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/violations.hpp"
 
