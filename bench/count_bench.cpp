@@ -3,8 +3,9 @@
 //        --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
-#include "smelt/cost.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
+#include "smelt/file_io.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/solve.hpp"
 
 namespace {

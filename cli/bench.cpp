@@ -8,16 +8,15 @@
 
 #include <fmt/format.h>
 
-#include "bench/diff_pct.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_report.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/violations.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

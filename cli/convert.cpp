@@ -7,7 +7,8 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/file_io.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -11,15 +11,15 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "smelt/bounds.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
+#include "smelt/count_report.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/layer_runs.hpp"
-#include "smelt/report.hpp"
+#include "smelt/violations.hpp"
 #include "table.hpp"
-#include "util/bounds.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -7,10 +7,11 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
-#include "util/violations.hpp"
+#include "smelt/file_io.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -12,12 +12,12 @@
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
+#include "smelt/violations.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -14,12 +14,12 @@
 #include "exit_codes.hpp"
 #include "lists.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
+#include "smelt/violations.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

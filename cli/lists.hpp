@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "util/parse_number.hpp"
+#include "smelt/parse_number.hpp"
 
 namespace smelt::cli {
 

@@ -18,7 +18,7 @@
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/solve.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::cli {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "util/json_reader.hpp"  // detail::nearest: the edit distance the config reader suggests keys with
+#include "smelt/nearest.hpp"
 
 namespace smelt::cli {
 namespace {

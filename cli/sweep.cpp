@@ -11,13 +11,13 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "lists.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/sweep.hpp"
 #include "smelt/sweep_report.hpp"
+#include "smelt/violations.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::cli {
 namespace {

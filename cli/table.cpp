@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
 
 namespace smelt::cli {
 

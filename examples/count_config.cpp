@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "smelt/cost.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

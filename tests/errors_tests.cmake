@@ -3,7 +3,7 @@
 add_executable(smelt_errors_tests support/main_test.cpp unit/util/library_names_test.cpp cli/exit_codes_test.cpp
                                   ${PROJECT_SOURCE_DIR}/cli/flag_names.cpp)
 target_include_directories(smelt_errors_tests PRIVATE support ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/cli)
-target_link_libraries(smelt_errors_tests PRIVATE smelt::smelt Catch2::Catch2 ${SMELT_FMT} smelt_warnings)
+target_link_libraries(smelt_errors_tests PRIVATE smelt::smelt smelt_util_internal Catch2::Catch2 ${SMELT_FMT} smelt_warnings)
 target_compile_definitions(smelt_errors_tests PRIVATE SMELT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_compile_options(smelt_errors_tests PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-Wno-missing-field-initializers>)
 catch_discover_tests(smelt_errors_tests EXTRA_ARGS --warn NoTests)

@@ -1,6 +1,6 @@
 // ModelConfig: a decoder-only transformer (dense or Mixture-of-Experts,
 // optionally looped) described by the sizes that decide its cost. A value type:
-// build it, call validate(), then hand it to count(). All sizes are element
+// build it, call validate() (include/smelt/count.hpp), then hand it to count(). All sizes are element
 // counts (not bytes) unless the name says otherwise; layer numbers exposed to
 // users are 1-based, as in the SMELT paper, while member functions taking a
 // layer index use 0-based indices.
@@ -135,10 +135,6 @@ struct ModelConfig {
 
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
-
-// Checks every rule and throws config_error listing all violations, each
-// naming the field path, the value and the rule.
-void validate(const ModelConfig& config);
 
 // Parses a 1-based inclusive span "4-9" (or "5" for one layer) into `loop`'s
 // first/last. Throws config_error naming `field`.

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "smelt/config.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt {
 

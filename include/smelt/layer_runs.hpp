@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "smelt/config.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt {
 

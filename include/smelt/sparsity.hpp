@@ -12,7 +12,7 @@
 #include <string>
 
 #include "smelt/config.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt {
 

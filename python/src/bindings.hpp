@@ -32,7 +32,7 @@ ModelConfig parse_config(const std::string& text, const std::string& source);
 std::string count(ModelConfig config, std::optional<std::int64_t> context, const std::string& convention,
                   bool elementwise, const std::string& name_if_empty, const ModelConfig* reference,
                   const std::string& reference_name_if_empty, bool every_layer);
-// The count report's term names, in its order (count/report_terms.hpp): "params" and "flops" as the model's
+// The count report's term names, in its order (smelt/count_report_terms.hpp): "params" and "flops" as the model's
 // `terms` holds them, "layer_params" and "layer_flops" as a layer's `params` and `flops_per_visit` do.
 nanobind::dict report_terms();
 

@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 
 #include "bindings.hpp"
-#include "count/report_terms.hpp"
+#include "smelt/bounds.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
+#include "smelt/count_report.hpp"
+#include "smelt/count_report_terms.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
-#include "smelt/report.hpp"
-#include "util/bounds.hpp"
 
 namespace smelt::python {
 

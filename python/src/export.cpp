@@ -3,7 +3,7 @@
 // writes them.
 #include "smelt/export.hpp"
 #include "bindings.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
 
 namespace smelt::python {
 

@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "bindings.hpp"
-#include "config/native_json.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
-#include "util/excerpt.hpp"
-#include "util/json_reader.hpp"
-#include "util/violations.hpp"
+#include "smelt/file_io.hpp"
+#include "smelt/json_text.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::python {
 namespace {
@@ -39,7 +39,7 @@ auto read_within(const std::string& path, const std::string& what, Parse&& parse
 
 std::string read_json_text(const std::string& path, const std::string& what) {
   return read_within(path, what, [](const std::string& text, const std::string& source) {
-    detail::parse_json_text(text, source);  // the bounds, and the parser's own line:column on malformed text
+    detail::check_json_text(text, source);  // the bounds, and the parser's own line:column on malformed text
     // What the parser read, for Python's json.loads: nlohmann skips a UTF-8 byte order mark (which json.loads
     // refuses), and its lexer takes a NUL byte for the end of the input, so that what follows one is never read.
     constexpr std::string_view kBom = "\xEF\xBB\xBF";
@@ -54,11 +54,8 @@ std::pair<ModelConfig, std::string> read_config_with_family(const std::string& p
   return read_within(path, "config", [](const std::string& text, const std::string& source) {
     // Parsed once: parse_config's reading, then hf_family_of's answer (the model_type a Hugging Face config
     // names; the reading has refused one that is not a string) from the same JSON.
-    const nlohmann::json json = detail::parse_json_text(text, source);
-    ModelConfig config = detail::config_from_json(json, source);
-    const auto type = json.find("model_type");
-    std::string family = type != json.end() && type->is_string() ? type->get<std::string>() : std::string{};
-    return std::pair{std::move(config), std::move(family)};
+    ConfigWithFamily read = parse_config_with_family(text, source);
+    return std::pair{std::move(read.config), std::move(read.model_type)};
   });
 }
 

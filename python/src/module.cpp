@@ -7,8 +7,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
 #include "smelt/version.hpp"
 
 namespace nb = nanobind;

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "util/excerpt.hpp"
-#include "util/json_reader.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/nearest.hpp"
 
 namespace smelt::python {
 namespace {

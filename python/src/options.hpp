@@ -16,7 +16,7 @@
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
 #include "smelt/sweep.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::python {
 

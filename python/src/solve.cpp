@@ -4,7 +4,7 @@
 // field names (SearchSpace::align_head_dim), which are the keyword names here.
 #include "bindings.hpp"
 #include "options.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/match_report.hpp"
 #include "smelt/sweep_report.hpp"
 

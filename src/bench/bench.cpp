@@ -13,7 +13,7 @@
 #include "smelt/bench.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/bench_registry.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "util/enum_names.hpp"
 #include "util/mention.hpp"

@@ -11,13 +11,13 @@
 
 #include "smelt/bench_plan.hpp"
 #include "smelt/bench_weights.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
+#include "smelt/violations.hpp"
 #include "util/checked.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -1,8 +1,7 @@
 #include <nlohmann/json.hpp>
 
-#include "bench/diff_pct.hpp"
 #include "smelt/bench_report.hpp"
-#include "smelt/report.hpp"
+#include "smelt/schema_version.hpp"
 
 namespace smelt {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
-#include "util/excerpt.hpp"
-#include "util/parse_number.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/parse_number.hpp"
 
 namespace smelt {
 

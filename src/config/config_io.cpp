@@ -1,12 +1,13 @@
-// Format detection and reading configs (file_io.cpp reads and writes files).
+// Format detection and the Hugging Face reader (the public readers, which add
+// count's rule, are src/count/accept.cpp; util/file_io.cpp reads and writes files).
 #include <fmt/format.h>
 
 #include "config/hf_import.hpp"
 #include "config/native_json.hpp"
+#include "config/validate_fields.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "util/json_reader.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 
@@ -24,7 +25,7 @@ ConfigFormat format_of(const nlohmann::json& json, std::string_view source) {
 ModelConfig hf_config_from_json(const nlohmann::json& json, std::string_view source) {
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
   ModelConfig c = detail::import_hf(json, source);
-  validate(c);
+  detail::validate_fields(c);
   return c;
 }
 
@@ -39,29 +40,10 @@ ModelConfig detail::config_from_json(const nlohmann::json& json, std::string_vie
                                                          : hf_config_from_json(json, source);
 }
 
-// The text is parsed once, to tell its format and to read it.
-ModelConfig parse_config(std::string_view text, std::string_view source) {
-  return detail::config_from_json(detail::parse_json_text(text, source), source);
-}
-
-ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
-  return hf_config_from_json(detail::parse_json_text(text, source), source);
+ModelConfig detail::read_hf_config(std::string_view text, std::string_view source) {
+  return hf_config_from_json(parse_json_text(text, source), source);
 }
 
 std::vector<std::string> supported_hf_model_types() { return detail::hf_model_types(); }
-
-ModelConfig read_config(const std::filesystem::path& path) {
-  const std::string source = source_name(path);
-  const std::string where = fmt::format("while reading config '{}'", source);
-  std::string text;
-  try {
-    text = read_text_file(path);
-    return parse_config(text, source);
-  } catch (const config_error& e) {
-    detail::throw_within(where, e.violations());
-  } catch (const io_error& e) {
-    throw io_error(fmt::format("{}: {}", where, e.what()));
-  }
-}
 
 }  // namespace smelt

@@ -20,11 +20,11 @@
 #include <fmt/ranges.h>
 
 #include "config/hf_keys.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/error.hpp"
-#include "util/bounds.hpp"
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::detail {
 namespace {

@@ -16,6 +16,10 @@ namespace smelt::detail {
 // (naming each). The result is not yet validated.
 ModelConfig import_hf(const nlohmann::json& root, std::string_view source);
 
+// parse_hf_config without count's rule: the fields are checked
+// (validate_fields), not that the totals fit in 64 bits (src/count/accept.cpp).
+ModelConfig read_hf_config(std::string_view text, std::string_view source);
+
 // Supported model_type values, sorted.
 std::vector<std::string> hf_model_types();
 

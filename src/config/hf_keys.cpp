@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
 
 namespace smelt::detail {
 

@@ -6,11 +6,11 @@
 #include <algorithm>
 
 #include "config/native_json.hpp"
-#include "count/count_impl.hpp"
+#include "config/validate_fields.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {
@@ -140,8 +140,8 @@ void merge_rule_violations(const ModelConfig& c, detail::Violations& violations)
 
 }  // namespace
 
-ModelConfig parse_native_config(std::string_view text, std::string_view source) {
-  return detail::native_config_from_json(detail::parse_json_text(text, source), source);
+ModelConfig detail::read_native_config(std::string_view text, std::string_view source) {
+  return native_config_from_json(parse_json_text(text, source), source);
 }
 
 ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::string_view source) {
@@ -176,7 +176,7 @@ ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::str
     merge_rule_violations(c, violations);
     violations.throw_if_any();
   }
-  validate(c);
+  detail::validate_fields(c);
   return c;
 }
 

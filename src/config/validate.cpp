@@ -1,22 +1,22 @@
-// validate(): every rule a ModelConfig must satisfy, all violations at once.
+// validate_fields(): every rule a ModelConfig's fields must satisfy, all violations at once
+// (validate() adds count's rule, src/count/accept.cpp).
 #include <algorithm>
 #include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "count/count_impl.hpp"
+#include "config/validate_fields.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
-#include "util/bounds.hpp"
-#include "util/checked.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {
 
-// The bounds (util/bounds.hpp) keep every product in the counts inside 64-bit
-// integers for all realistic models; the checked count below catches the rest.
+// The bounds (smelt/bounds.hpp) keep every product in the counts inside 64-bit
+// integers for all realistic models; count's checked count catches the rest.
 using detail::kMaxContext;
 using detail::kMaxExperts;
 using detail::kMaxKvBytes;
@@ -146,22 +146,6 @@ void validate_fields(const ModelConfig& c) {
   v.throw_if_any();
 }
 
-std::string overflow_message(const ModelConfig& c, const char* what) {
-  return fmt::format(
-      "model too large to count exactly: {} overflows 64-bit integers (hidden_size = {}, num_layers = {}, "
-      "context_length = {})",
-      what, c.hidden_size, c.num_layers, c.context_length);
-}
-
 }  // namespace detail
-
-void validate(const ModelConfig& c) {
-  detail::validate_fields(c);
-  try {
-    (void)detail::count_unchecked(c, {});
-  } catch (const detail::overflow& e) {
-    throw overflow_error(detail::overflow_message(c, e.quantity()));
-  }
-}
 
 }  // namespace smelt

@@ -7,7 +7,7 @@
 // whatever the layer's window or chunk. Elementwise work is never counted,
 // and Hugging Face's models do not run MTP modules.
 #include "smelt/convention.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt {
 

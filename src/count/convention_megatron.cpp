@@ -25,10 +25,10 @@
 
 #include <fmt/format.h>
 
+#include "smelt/bounds.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
-#include "util/bounds.hpp"
 #include "util/enum_names.hpp"
 
 namespace smelt {

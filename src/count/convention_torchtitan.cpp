@@ -15,7 +15,7 @@
 #include <algorithm>
 
 #include "smelt/convention.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt {
 

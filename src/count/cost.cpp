@@ -1,15 +1,16 @@
 // count(): assembles per-layer costs over the LayerSchedule.
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "config/validate_fields.hpp"
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
-#include "util/bounds.hpp"
 #include "util/checked.hpp"
 
 namespace smelt {

@@ -1,7 +1,11 @@
-// Internal entry points shared by validate() and count().
+// Internal entry points of count: the count itself, and the rule that its
+// totals fit in 64-bit integers, which validate(), count(), the config readers
+// (accept.cpp) and the solver's exact budgets share.
 #pragma once
 
-#include "smelt/cost.hpp"
+#include <string>
+
+#include "smelt/count.hpp"
 
 namespace smelt::detail {
 
@@ -9,10 +13,12 @@ namespace smelt::detail {
 // total leaves 64-bit integers.
 CostReport count_unchecked(const ModelConfig& config, const CountOptions& options);
 
-// validate() without the overflow check.
-void validate_fields(const ModelConfig& config);
-
 // The config_error message for an overflow while counting `config`.
 std::string overflow_message(const ModelConfig& config, const char* what);
+
+// Throws overflow_error (overflow_message) when a total of `config`, counted
+// with the default options, leaves 64-bit integers. `config` has passed
+// validate_fields (config/validate_fields.hpp).
+void check_counts_fit(const ModelConfig& config);
 
 }  // namespace smelt::detail

@@ -1,5 +1,5 @@
 // count_model(): a config's count and its sparsity, as the count report shows them.
-#include "smelt/report.hpp"
+#include "smelt/count_report.hpp"
 
 namespace smelt {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "smelt/config.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt::detail {
 

@@ -1,7 +1,7 @@
 // count_runs_csv(): counted configs as the columns of a runs file (docs/scaling.md).
 #include <fmt/format.h>
 
-#include "smelt/report.hpp"
+#include "smelt/count_report.hpp"
 #include "util/csv.hpp"
 
 namespace smelt {

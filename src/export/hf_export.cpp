@@ -15,10 +15,11 @@
 #include "export/export_text.hpp"
 #include "export/hf_families.hpp"
 #include "export/moe_layers.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
-#include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {

@@ -18,10 +18,11 @@
 
 #include "export/export_text.hpp"
 #include "export/moe_layers.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
-#include "util/excerpt.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -14,9 +14,9 @@
 #include "scaling/objective.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
+#include "smelt/violations.hpp"
 #include "util/option_bounds.hpp"
 #include "util/parallel_for.hpp"
-#include "util/violations.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"

@@ -6,9 +6,9 @@
 #include <fmt/ranges.h>
 
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/scaling_fit.hpp"
-#include "util/excerpt.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 

@@ -20,9 +20,9 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/scaling_frontier.hpp"
-#include "util/excerpt.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {

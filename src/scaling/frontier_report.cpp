@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/error.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt {
 

@@ -8,12 +8,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "scaling/readers.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_laws.hpp"
+#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

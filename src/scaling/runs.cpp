@@ -12,17 +12,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "scaling/readers.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/file_io.hpp"
+#include "smelt/parse_number.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_runs.hpp"
+#include "smelt/violations.hpp"
 #include "util/csv.hpp"
 #include "util/enum_names.hpp"
-#include "util/excerpt.hpp"
 #include "util/json_reader.hpp"
-#include "util/parse_number.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/bounds.hpp"
 #include "solve/knob_range.hpp"
-#include "util/bounds.hpp"
 #include "util/mention.hpp"
 
 namespace smelt::detail {

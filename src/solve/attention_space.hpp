@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "smelt/solve.hpp"
+#include "smelt/violations.hpp"
 #include "solve/fraction.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::detail {
 

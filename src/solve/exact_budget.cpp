@@ -4,10 +4,11 @@
 #include <array>
 #include <limits>
 
+#include "config/validate_fields.hpp"
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
-#include "smelt/cost.hpp"
-#include "util/bounds.hpp"
+#include "smelt/bounds.hpp"
+#include "smelt/count.hpp"
 #include "util/checked.hpp"
 
 namespace smelt::detail {

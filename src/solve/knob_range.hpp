@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "smelt/solve.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::detail {
 

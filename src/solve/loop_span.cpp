@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/parse_number.hpp"
 #include "smelt/recipe.hpp"
-#include "util/excerpt.hpp"
-#include "util/parse_number.hpp"
 
 namespace smelt {
 namespace {

@@ -1,9 +1,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/native_json.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/match_report.hpp"
-#include "smelt/report.hpp"
 
 namespace smelt {
 namespace {

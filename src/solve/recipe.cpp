@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
+#include "smelt/violations.hpp"
 #include "util/option_bounds.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "solve/found.hpp"
 #include "util/mention.hpp"
 

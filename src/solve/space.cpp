@@ -7,13 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "smelt/bounds.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/violations.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
-#include "util/bounds.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
-#include "util/violations.hpp"
 
 namespace smelt::detail {
 namespace {

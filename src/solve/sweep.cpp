@@ -7,11 +7,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "smelt/bounds.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
-#include "util/bounds.hpp"
+#include "smelt/violations.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
-#include "util/violations.hpp"
 
 namespace smelt {
 namespace {

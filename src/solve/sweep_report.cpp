@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/native_json.hpp"
-#include "smelt/io.hpp"
-#include "smelt/report.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/schema_version.hpp"
 #include "util/csv.hpp"
 
 namespace smelt {

@@ -1,6 +1,6 @@
 #include "smelt/error.hpp"
 
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
 #include "util/mention.hpp"
 
 namespace smelt {

@@ -1,4 +1,4 @@
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
 
 #include <fmt/format.h>
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 
 namespace smelt {
 namespace {

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/file_io.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt::detail {
@@ -187,5 +187,7 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view source) {
   throw config_error(
       fmt::format("{}:{}:{}: malformed JSON: {}", source, w.line, w.column, explanation(sax.error_what)));
 }
+
+void check_json_text(std::string_view text, std::string_view source) { (void)parse_json_text(text, source); }
 
 }  // namespace smelt::detail

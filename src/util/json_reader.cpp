@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "smelt/error.hpp"
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
 
 namespace smelt::detail {
 

@@ -11,20 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/error.hpp"
-#include "util/violations.hpp"
+#include "smelt/json_text.hpp"
+#include "smelt/nearest.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::detail {
 
-// Deepest nesting parse_json_text accepts: smelt's own formats and Hugging
-// Face configs need at most 5 levels.
-inline constexpr std::size_t kMaxJsonDepth = 64;
-// Most values (numbers, strings, arrays, ...) one input may hold: a parsed
-// value takes 30 to 80 bytes, so 64 MiB of "[],[],..." would take 1.7 GB.
-// The largest real inputs (law files with 16,000 bootstrap samples, 100,000
-// runs) hold under a million.
-inline constexpr std::size_t kMaxJsonValues = std::size_t{1} << 22;
-
-// Parses JSON text (json_parse.cpp). Every failure is a config_error
+// Parses JSON text (json_parse.cpp), within the bounds of
+// include/smelt/json_text.hpp (kMaxJsonDepth, kMaxJsonValues). Every failure is a config_error
 // "SOURCE:LINE:COLUMN: ...": malformed JSON, nesting deeper than kMaxJsonDepth,
 // a number beyond a double; "SOURCE: ..." for more than kMaxJsonValues values;
 // text longer than kMaxInputBytes is refused unread.
@@ -33,9 +27,6 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view source);
 // A JSON value as a message shows it: compact, cut to kExcerptBytes and "...",
 // without ever rendering more than that (a value may be 60 MB).
 std::string json_excerpt(const nlohmann::json& value);
-
-// The known word closest to `word` (edit distance), or "" if none is close.
-std::string nearest(std::string_view word, const std::vector<std::string>& known);
 
 class JsonObject {
  public:

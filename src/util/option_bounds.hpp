@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "smelt/option_fields.hpp"
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::detail {
 

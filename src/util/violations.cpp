@@ -1,4 +1,4 @@
-#include "util/violations.hpp"
+#include "smelt/violations.hpp"
 
 #include <fmt/format.h>
 

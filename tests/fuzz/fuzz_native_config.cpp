@@ -2,9 +2,9 @@
 // it writes back to JSON that reads to the same bytes, and it can be counted
 // into layer runs that hold every layer once.
 #include "harness.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace smelt;

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/layer_runs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "smelt/cost.hpp"
-#include "smelt/io.hpp"
+#include "smelt/count.hpp"
+#include "smelt/file_io.hpp"
 
 namespace smelt::test {
 

@@ -33,7 +33,7 @@ from transformers import AutoModelForCausalLM
 TERMS = ["embedding", "lm_head", "attention", "norms", "router", "experts", "shared_experts", "dense_ffn"]
 
 # First match wins: parameter (or buffer) name -> smelt's ParamTerms field
-# (include/smelt/cost.hpp, docs/counting.md section 5). q/k norms and MLA's
+# (include/smelt/count.hpp, docs/counting.md section 5). q/k norms and MLA's
 # latent norms sit under the attention module and belong to smelt's attention
 # term; the layer and final norms are smelt's norms.
 RULES = [

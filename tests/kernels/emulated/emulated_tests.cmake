@@ -27,7 +27,7 @@ include(${PROJECT_SOURCE_DIR}/kernels/sources.cmake)
 add_library(kernels_emulated_objects OBJECT ${SMELT_KERNELS_EMULATED_SOURCES} kernels/emulated/emulated_kernels.cpp
   kernels/emulated/fake_cuda.cpp)
 target_include_directories(kernels_emulated_objects PUBLIC kernels/emulated ${SMELT_KERNELS_DIR} ${PROJECT_SOURCE_DIR}/src ${cuda_headers})
-target_link_libraries(kernels_emulated_objects PUBLIC smelt::smelt Threads::Threads ${SMELT_FMT})
+target_link_libraries(kernels_emulated_objects PUBLIC smelt::smelt smelt_util_internal Threads::Threads ${SMELT_FMT})
 target_compile_options(kernels_emulated_objects
   PUBLIC $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing>)
 # Under AddressSanitizer (fake device memory is allocated to the byte): a

@@ -1,8 +1,12 @@
-// Uses the installed package the way a user would.
+// Uses the installed package the way a user would, and as smelt-match does
+// (the CLI builds on the public headers alone: the violations collector and
+// the bounds it checks options against).
 #include <cstdio>
 
-#include "smelt/cost.hpp"
+#include "smelt/bounds.hpp"
+#include "smelt/count.hpp"
 #include "smelt/version.hpp"
+#include "smelt/violations.hpp"
 
 int main() {
   smelt::ModelConfig c;
@@ -16,6 +20,9 @@ int main() {
   c.moe.num_experts = 8;
   c.moe.top_k = 2;
   c.moe.expert_width = 14336;
+  smelt::detail::Violations violations;
+  violations.range("context_length", c.context_length, 1, smelt::detail::kMaxContext);
+  if (!violations.empty()) return 1;
   const smelt::CostReport r = smelt::count(c);
   std::printf("consumer: smelt %s, mixtral total %lld\n", smelt::version, static_cast<long long>(r.params.total));
   return 0;

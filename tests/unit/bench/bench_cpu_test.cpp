@@ -12,7 +12,7 @@
 #include "smelt/bench_backend.hpp"
 #include "smelt/bench_reference.hpp"
 #include "smelt/bench_registry.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"
 

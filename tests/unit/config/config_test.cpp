@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "smelt/config.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"
 

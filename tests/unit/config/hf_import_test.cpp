@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_test_helpers.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 
 using namespace smelt;
 using namespace smelt::test;

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_test_helpers.hpp"
-#include "smelt/cost.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 
 using namespace smelt;
 using namespace smelt::test;

@@ -13,9 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "smelt/cost.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 
 using namespace smelt;
 

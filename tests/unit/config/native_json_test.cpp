@@ -1,8 +1,9 @@
 // The native format: byte-for-byte round trips and exact error messages.
 #include <catch2/catch.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;

@@ -2,8 +2,8 @@
 // Totals must land within 0.5%; active counts within the published rounding.
 #include <catch2/catch.hpp>
 
-#include "smelt/cost.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;

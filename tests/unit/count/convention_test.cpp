@@ -7,7 +7,7 @@
 
 #include "megatron_reference.hpp"
 #include "smelt/convention.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "hf_test_helpers.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "test_configs.hpp"
 
 namespace {

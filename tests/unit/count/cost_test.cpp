@@ -2,7 +2,7 @@
 // and in docs/counting.md), and the laws counting must obey.
 #include <catch2/catch.hpp>
 
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "test_configs.hpp"
 

@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count_report.hpp"
 #include "smelt/layer_runs.hpp"
-#include "smelt/report.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;

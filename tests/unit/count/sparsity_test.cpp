@@ -2,7 +2,7 @@
 // computed by hand from the counts in cost_test.cpp.
 #include <catch2/catch.hpp>
 
-#include "smelt/report.hpp"
+#include "smelt/count_report.hpp"
 #include "smelt/sparsity.hpp"
 #include "test_configs.hpp"
 

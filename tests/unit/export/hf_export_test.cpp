@@ -10,10 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/config.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count_report.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
-#include "smelt/report.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/solve.hpp"
 
 namespace {

@@ -9,10 +9,10 @@
 
 #include "megatron_reference.hpp"
 #include "smelt/config.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
-#include "smelt/io.hpp"
 
 namespace {
 

@@ -7,7 +7,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "scaling/readers.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_frontier.hpp"

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/scaling_laws.hpp"
 
 using namespace smelt;

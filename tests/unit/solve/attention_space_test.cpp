@@ -6,8 +6,8 @@
 
 #include <limits>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/space.hpp"

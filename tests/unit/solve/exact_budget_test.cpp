@@ -3,8 +3,8 @@
 // and shared-expert configs at several contexts.
 #include <catch2/catch.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "solve/exact_budget.hpp"
 #include "test_configs.hpp"
 

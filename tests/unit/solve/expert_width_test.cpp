@@ -2,8 +2,8 @@
 // answer on a Baseline rebuilt from the SMELT paper, and every contradiction.
 #include <catch2/catch.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve_test_helpers.hpp"
 #include "test_configs.hpp"

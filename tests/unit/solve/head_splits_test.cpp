@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "smelt/cost.hpp"
-#include "smelt/io.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/match_report.hpp"
 #include "smelt/solve.hpp"
 

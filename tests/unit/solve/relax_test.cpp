@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve/relax.hpp"
 

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve/exact_budget.hpp"
 #include "solve_test_helpers.hpp"

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "smelt/cost.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "solve/exact_budget.hpp"
 #include "solve_test_helpers.hpp"

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/sweep.hpp"
 #include "smelt/sweep_report.hpp"
 #include "test_configs.hpp"

@@ -6,17 +6,18 @@
 #include <vector>
 
 #include "flag_names.hpp"
-#include "scaling/readers.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_backend.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/scaling.hpp"
+#include "smelt/scaling_laws.hpp"
+#include "smelt/scaling_runs.hpp"
 #include "smelt/solve.hpp"
 #include "smelt/sweep.hpp"
+#include "smelt/violations.hpp"
 #include "test_configs.hpp"
 #include "util/checked.hpp"
-#include "util/violations.hpp"
 
 using namespace smelt;
 

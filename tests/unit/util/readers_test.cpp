@@ -3,9 +3,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
-#include "util/excerpt.hpp"
+#include "smelt/excerpt.hpp"
+#include "smelt/file_io.hpp"
 
 // json_excerpt lives in the library's private reader header.
 namespace smelt::detail {

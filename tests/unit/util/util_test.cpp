@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/native_json.hpp"
+#include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
-#include "smelt/io.hpp"
 #include "smelt/solve.hpp"
 #include "test_configs.hpp"
 #include "util/csv.hpp"

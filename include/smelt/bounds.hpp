@@ -1,10 +1,9 @@
-// The size bounds every config check, option check and reader shares, each
-// with its reason. A value is checked against its bound before any arithmetic
-// on it; with these bounds every product the counts form (width x width x
-// experts x layers x context) stays inside the 64-bit and 128-bit integers
-// chosen for it, and the checked arithmetic of util/checked.hpp catches the
-// rest. The solver's knobs and the sweep's depths are bounded as the config
-// fields they become, so that a candidate never fails validate().
+// The size bounds every config check, option check and reader shares (the
+// library's, the CLI's and the Python bindings'), each with its reason. A value is checked against its bound before any
+// arithmetic on it; with these bounds every product the counts form (width x width x experts x layers x context) stays
+// inside the 64-bit and 128-bit integers chosen for it, and the checked arithmetic of util/checked.hpp (the library's
+// own) catches the rest. The solver's knobs and the sweep's depths are bounded as the config fields they become, so
+// that a candidate never fails validate(). In smelt::detail (include/smelt/violations.hpp says why).
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,14 @@
 // The count report's term names, in the order it writes them, with the field
-// each reads: the one list of them. report_json.cpp writes the report from it,
-// and the Python package reads it (smelt._core.report_terms()).
+// each reads: the one list of them. The count report's writer
+// (src/count/report_json.cpp) writes from it, and the Python package reads it
+// (smelt._core.report_terms()).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string_view>
 
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
 
 namespace smelt::detail {
 

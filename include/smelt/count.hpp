@@ -118,6 +118,12 @@ struct CostReport {
   std::vector<LayerCost> layers;  // one per weight-owning layer, in order
 };
 
+// Checks every rule a config must satisfy and throws config_error listing all
+// violations, each naming the field path, the value and the rule; then that
+// every total of its count fits in 64-bit integers (overflow_error naming the
+// quantity). Here, beside count(), because the second rule is the count's.
+void validate(const ModelConfig& config);
+
 // Counts a config (validating it first; throws config_error).
 CostReport count(const ModelConfig& config, const CountOptions& options = {});
 

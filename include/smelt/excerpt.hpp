@@ -1,6 +1,8 @@
 // Cutting user text before it is echoed in a message or a table: an input can
 // carry a 60 MB name or value, and copying it into every line that mentions it
-// multiplies the memory it takes.
+// multiplies the memory it takes. The library's messages, the CLI's tables and
+// the Python bindings' messages cut with the same rule. In smelt::detail
+// (include/smelt/violations.hpp says why).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,8 @@
-// Machine-readable reports: ordered JSON with a leading "schema_version",
-// stable key order and numbers as numbers, so the same input gives the same
-// bytes (docs/json-schema.md).
+// The count report: a counted model (its config, its cost and its sparsity) as
+// ordered JSON with a leading "schema_version" (kCountReportSchemaVersion,
+// include/smelt/schema_version.hpp), stable key order and numbers as numbers,
+// so the same input gives the same bytes (docs/json-schema.md); and the runs
+// CSV that `fit --form smelt` reads.
 #pragma once
 
 #include <string>
@@ -8,15 +10,11 @@
 
 #include "smelt/config.hpp"
 #include "smelt/convention.hpp"
-#include "smelt/cost.hpp"
+#include "smelt/count.hpp"
+#include "smelt/schema_version.hpp"
 #include "smelt/sparsity.hpp"
 
 namespace smelt {
-
-// The version of the sweep and bench reports; the count report has its own.
-inline constexpr int kReportSchemaVersion = 1;
-// 2: layers are written as runs ("layer_runs"), every layer only on request.
-inline constexpr int kCountReportSchemaVersion = 2;
 
 // Made by count_model(), which fills all three (a CountedModel built by hand
 // from a config and its count alone would report a zero sparsity).

@@ -1,0 +1,17 @@
+// The schema versions of smelt's JSON reports (docs/json-schema.md): each
+// report writes its version first, as "schema_version". Here, apart from the
+// reports themselves, so that a writer of one report includes none of the others.
+#pragma once
+
+namespace smelt {
+
+// The version of the sweep and bench reports; the count and match reports have their own.
+inline constexpr int kReportSchemaVersion = 1;
+// The count report's: 2 since layers are written as runs ("layer_runs"),
+// every layer only on request.
+inline constexpr int kCountReportSchemaVersion = 2;
+// The match report's: 3 (2: relaxations, max_head_dim, attention_ratio;
+// 3: distinct candidates with their head splits).
+inline constexpr int kMatchReportSchemaVersion = 3;
+
+}  // namespace smelt
