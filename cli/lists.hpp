@@ -19,7 +19,7 @@ namespace smelt::cli {
 // between two commas: "1e20,,1e21" lists two.)
 std::vector<std::string> list_items(const std::vector<std::string>& given);
 
-// The whole of `text` as a number of type T (util/parse_number.hpp).
+// The whole of `text` as a number of type T (smelt/parse_number.hpp).
 using smelt::detail::parse_number;
 
 // A library default as the items of a list option ({0.5, 1.25} -> {"0.5", "1.25"}),

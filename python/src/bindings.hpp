@@ -42,7 +42,7 @@ nanobind::dict report_terms();
 std::string read_json_text(const std::string& path, const std::string& what);
 // A config file and the family its text names ("" for native JSON), from one read.
 std::pair<ModelConfig, std::string> read_config_with_family(const std::string& path);
-// A name as the CLI's tables show it (util/excerpt.hpp).
+// A name as the CLI's tables show it (smelt/excerpt.hpp).
 std::string name_excerpt(const std::string& name, std::size_t limit);
 
 // The solver (solve.cpp): `kwargs` is a JSON object of keyword arguments

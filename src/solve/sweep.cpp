@@ -18,7 +18,7 @@ namespace smelt {
 namespace {
 
 using i64 = std::int64_t;
-constexpr i64 kMaxDepth = detail::kMaxLayers;         // as LoopRecipe::depth (util/bounds.hpp)
+constexpr i64 kMaxDepth = detail::kMaxLayers;         // as LoopRecipe::depth (smelt/bounds.hpp)
 constexpr i64 kMaxListed = detail::kMaxListedValues;  // values in each of SweepOptions' lists
 
 template <class T>

@@ -7,7 +7,7 @@ from typing import Any
 import smelt
 
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed's signed range, and check-model's --seed
-MAX_CONTEXT = 2**30  # smelt's own bound on a context (src/util/bounds.hpp, kMaxContext)
+MAX_CONTEXT = 2**30  # smelt's own bound on a context (include/smelt/bounds.hpp, kMaxContext)
 
 
 def check_int(function: str, key: str, value: Any, low: int, high: int | None = None) -> None:
