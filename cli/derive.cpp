@@ -134,7 +134,7 @@ std::string human_report(const MatchResult& r) {
 
 int run_derive(const DeriveArgs& args) {
   const SolverSetup setup = args.solver->setup();
-  const ModelConfig baseline = read_config(args.baseline);
+  const CheckedConfig baseline = read_checked_config(args.baseline);
   MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
   // The library says which field to change; the user changes a flag (looked up, flag_names.hpp).
   for (auto& line : result.why) line = Message{shown(line), {}};

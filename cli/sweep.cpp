@@ -78,7 +78,7 @@ int run_sweep(const SweepArgs& args) {
     setup_ok = false;
     errors.merge(e);
   }
-  const ModelConfig baseline = read_config(args.baseline);
+  const CheckedConfig baseline = read_checked_config(args.baseline);
   for (Violation& v : sweep_violations(baseline, options)) errors.add(std::move(v));
   setup.options.top = 1;
   if (!errors.empty() && setup_ok) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "smelt/checked_config.hpp"
 #include "smelt/config.hpp"
 
 namespace smelt {
@@ -26,7 +27,7 @@ ConfigFormat detect_format(std::string_view text, std::string_view source = "<co
 // parse_config, and the model_type the text names ("" for native JSON), from
 // one parse of the text.
 struct ConfigWithFamily {
-  ModelConfig config;
+  CheckedConfig config;
   std::string model_type;
 };
 ConfigWithFamily parse_config_with_family(std::string_view text, std::string_view source = "<config>");
@@ -34,6 +35,11 @@ ConfigWithFamily parse_config_with_family(std::string_view text, std::string_vie
 // Reads a file of either format; errors carry "while reading config 'PATH'".
 // "-" reads standard input (named "<stdin>" in messages).
 ModelConfig read_config(const std::filesystem::path& path);
+
+// parse_config and read_config, the config kept with its check: what solve()
+// and sweep() take without validating it again.
+CheckedConfig parse_checked_config(std::string_view text, std::string_view source = "<config>");
+CheckedConfig read_checked_config(const std::filesystem::path& path);
 
 // The model_type values parse_hf_config understands, sorted.
 std::vector<std::string> supported_hf_model_types();

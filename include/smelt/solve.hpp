@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "smelt/checked_config.hpp"
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
 #include "smelt/option_fields.hpp"
@@ -260,10 +261,16 @@ struct MatchResult {
 
 // Throws config_error (exit code 2 in the CLI) for an empty or contradictory
 // space or recipe. A result outside the tolerance is returned, not thrown.
+// A Baseline given as a ModelConfig is validated first (CheckedConfig); one
+// read by read_checked_config (include/smelt/config_io.hpp) is not validated again.
+MatchResult solve(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space = {},
+                  const MatchOptions& options = {});
 MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space = {},
                   const MatchOptions& options = {});
 
 // The same answer by enumerating every candidate: for tests and benchmarks.
+MatchResult solve_brute_force(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space = {},
+                              const MatchOptions& options = {});
 MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space = {},
                               const MatchOptions& options = {});
 

@@ -79,5 +79,8 @@ std::vector<Violation> sweep_violations(const ModelConfig& baseline, const Sweep
 // they hit all). A row outside the tolerance is returned, not thrown.
 std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& options, const SearchSpace& space = {},
                             const MatchOptions& match = {});
+// The same on a Baseline read as checked (read_checked_config): not validated again.
+std::vector<SweepRow> sweep(const CheckedConfig& baseline, const SweepOptions& options, const SearchSpace& space = {},
+                            const MatchOptions& match = {});
 
 }  // namespace smelt

@@ -13,6 +13,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include "smelt/checked_config.hpp"
 #include "smelt/config.hpp"
 
 namespace smelt::python {
@@ -21,16 +22,16 @@ namespace smelt::python {
 void register_errors(nanobind::module_& m);
 
 // Configs (config.cpp): a config is read (parsed and validated) once, into a
-// ModelConfig that Python holds (smelt._core.NativeConfig) and hands back to
+// CheckedConfig that Python holds (smelt._core.NativeConfig) and hands back to
 // every other call, which neither parses nor validates it again. A config
 // read keeps its name, empty or not, as `smelt-match convert` writes it.
-ModelConfig read_config(const std::string& path);
-ModelConfig parse_config(const std::string& text, const std::string& source);
+CheckedConfig read_config(const std::string& path);
+CheckedConfig parse_config(const std::string& text, const std::string& source);
 // context: none for the config's own; `name_if_empty` names a config whose
 // name is empty (its path, as `smelt-match count` names it); every_layer is
 // CountReportOptions::every_layer.
-std::string count(ModelConfig config, std::optional<std::int64_t> context, const std::string& convention,
-                  bool elementwise, const std::string& name_if_empty, const ModelConfig* reference,
+std::string count(const CheckedConfig& config, std::optional<std::int64_t> context, const std::string& convention,
+                  bool elementwise, const std::string& name_if_empty, const CheckedConfig* reference,
                   const std::string& reference_name_if_empty, bool every_layer);
 // The count report's term names, in its order (smelt/count_report_terms.hpp): "params" and "flops" as the model's
 // `terms` holds them, "layer_params" and "layer_flops" as a layer's `params` and `flops_per_visit` do.
@@ -41,7 +42,7 @@ nanobind::dict report_terms();
 // The text of a JSON file (without a byte order mark) once the bounded parser accepts it.
 std::string read_json_text(const std::string& path, const std::string& what);
 // A config file and the family its text names ("" for native JSON), from one read.
-std::pair<ModelConfig, std::string> read_config_with_family(const std::string& path);
+std::pair<CheckedConfig, std::string> read_config_with_family(const std::string& path);
 // A name as the CLI's tables show it (smelt/excerpt.hpp).
 std::string name_excerpt(const std::string& name, std::size_t limit);
 
@@ -52,8 +53,8 @@ std::string name_excerpt(const std::string& name, std::size_t limit);
 // {owner, name, kind, lo, hi, doc}; an unbounded end is null.
 std::string option_fields();
 
-std::string derive(const ModelConfig& baseline, const std::string& kwargs);
-std::string sweep(const ModelConfig& baseline, const std::string& kwargs);
+std::string derive(const CheckedConfig& baseline, const std::string& kwargs);
+std::string sweep(const CheckedConfig& baseline, const std::string& kwargs);
 
 // Scaling laws (scaling.cpp): runs as a file path or as JSON text (an array
 // of objects), laws as law-file JSON.
@@ -71,12 +72,12 @@ std::vector<double> law_loss(const std::string& form, const std::vector<double>&
                              const std::vector<double>& computes);
 
 // Exports (export.cpp): `family` empty picks the default family (export.hpp).
-std::string export_hf(const ModelConfig& config, const std::string& family);
+std::string export_hf(const CheckedConfig& config, const std::string& family);
 struct MegatronExport {
   std::vector<std::string> comments;
   std::vector<std::pair<std::string, std::string>> arguments;
   std::string text;
 };
-MegatronExport export_megatron(const ModelConfig& config);
+MegatronExport export_megatron(const CheckedConfig& config);
 
 }  // namespace smelt::python

@@ -15,14 +15,14 @@
 
 namespace smelt::python {
 
-ModelConfig read_config(const std::string& path) { return smelt::read_config(std::filesystem::path(path)); }
+CheckedConfig read_config(const std::string& path) { return smelt::read_checked_config(std::filesystem::path(path)); }
 
-ModelConfig parse_config(const std::string& text, const std::string& source) {
-  return smelt::parse_config(text, source);
+CheckedConfig parse_config(const std::string& text, const std::string& source) {
+  return smelt::parse_checked_config(text, source);
 }
 
-std::string count(ModelConfig c, std::optional<std::int64_t> context, const std::string& convention, bool elementwise,
-                  const std::string& name_if_empty, const ModelConfig* reference,
+std::string count(const CheckedConfig& checked, std::optional<std::int64_t> context, const std::string& convention,
+                  bool elementwise, const std::string& name_if_empty, const CheckedConfig* reference,
                   const std::string& reference_name_if_empty, bool every_layer) {
   // CountOptions reads 0 as "the config's": a context given as 0 is refused
   // here, in the words the library uses for the others.
@@ -30,13 +30,14 @@ std::string count(ModelConfig c, std::optional<std::int64_t> context, const std:
     throw config_error(
         fmt::format("context_length = {}: must be between 1 and {} tokens", *context, detail::kMaxContext));
   const Convention conv = parse_convention(convention, "convention");
+  ModelConfig c = checked.get();
   if (c.name.empty()) c.name = name_if_empty;
   CountOptions options;
   options.context_length = context.value_or(0);
   options.elementwise = elementwise;
   std::optional<ModelConfig> ref;
   if (reference) {
-    ref = *reference;
+    ref = reference->get();
     if (ref->name.empty()) ref->name = reference_name_if_empty;
   }
   CountReportOptions report;

@@ -7,9 +7,11 @@
 
 namespace smelt::python {
 
-std::string export_hf(const ModelConfig& config, const std::string& family) { return smelt::export_hf(config, family); }
+std::string export_hf(const CheckedConfig& config, const std::string& family) {
+  return smelt::export_hf(config.get(), family);
+}
 
-MegatronExport export_megatron(const ModelConfig& config) {
+MegatronExport export_megatron(const CheckedConfig& config) {
   const MegatronArguments a = smelt::export_megatron(config);
   return {a.comments, a.arguments, a.text()};
 }

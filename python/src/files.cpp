@@ -49,7 +49,7 @@ std::string read_json_text(const std::string& path, const std::string& what) {
   });
 }
 
-std::pair<ModelConfig, std::string> read_config_with_family(const std::string& path) {
+std::pair<CheckedConfig, std::string> read_config_with_family(const std::string& path) {
   // One read: standard input cannot be read twice (the CLI's export does the same).
   return read_within(path, "config", [](const std::string& text, const std::string& source) {
     // Parsed once: parse_config's reading, then hf_family_of's answer (the model_type a Hugging Face config

@@ -18,10 +18,10 @@ NB_MODULE(_core, m) {
   m.doc() = "smelt's C++ library: configs, counts, the SMELT solver and scaling laws (text in, JSON out)";
   smelt::python::register_errors(m);
   m.attr("__version__") = SMELT_VERSION;
-  nb::class_<smelt::ModelConfig>(m, "NativeConfig",
-                                 "A config read and validated once by the library, handed back to every call.")
+  nb::class_<smelt::CheckedConfig>(m, "NativeConfig",
+                                   "A config read and validated once by the library, handed back to every call.")
       .def(
-          "to_json", [](const smelt::ModelConfig& c) { return smelt::to_json(c); },
+          "to_json", [](const smelt::CheckedConfig& c) { return smelt::to_json(c.get()); },
           "Canonical native JSON, as `smelt-match convert` writes it.");
   m.def("read_config", &smelt::python::read_config, "path"_a, "A config file (native or Hugging Face), read once.");
   m.def("parse_config", &smelt::python::parse_config, "text"_a, "source"_a,
@@ -56,7 +56,7 @@ NB_MODULE(_core, m) {
         "The Hugging Face config.json of a config in a family's schema, with a loop block.");
   m.def(
       "export_megatron",
-      [](const smelt::ModelConfig& config) {
+      [](const smelt::CheckedConfig& config) {
         smelt::python::MegatronExport e = smelt::python::export_megatron(config);
         return nb::make_tuple(e.comments, e.arguments, e.text);
       },

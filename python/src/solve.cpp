@@ -10,7 +10,7 @@
 
 namespace smelt::python {
 
-std::string derive(const ModelConfig& baseline, const std::string& kwargs) {
+std::string derive(const CheckedConfig& baseline, const std::string& kwargs) {
   Keywords kw(kwargs, "derive");
   LoopRecipe recipe;
   SearchSpace space;
@@ -22,7 +22,7 @@ std::string derive(const ModelConfig& baseline, const std::string& kwargs) {
   return match_report_json(solve(baseline, recipe, space, options));
 }
 
-std::string sweep(const ModelConfig& baseline, const std::string& kwargs) {
+std::string sweep(const CheckedConfig& baseline, const std::string& kwargs) {
   Keywords kw(kwargs, "sweep");
   SweepOptions sweep_options;
   SearchSpace space;

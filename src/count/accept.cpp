@@ -9,6 +9,7 @@
 #include "config/native_json.hpp"
 #include "config/validate_fields.hpp"
 #include "count/count_impl.hpp"
+#include "smelt/checked_config.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
@@ -43,6 +44,10 @@ void validate(const ModelConfig& c) {
   detail::check_counts_fit(c);
 }
 
+CheckedConfig::CheckedConfig(ModelConfig config) : config_(std::move(config)) { validate(config_); }
+
+CheckedConfig detail::checked_as_read(ModelConfig config) { return {std::move(config), CheckedConfig::AsRead{}}; }
+
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
   ModelConfig c = detail::read_native_config(text, source);
   detail::check_counts_fit(c);
@@ -55,30 +60,38 @@ ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
   return c;
 }
 
-// The text is parsed once, to tell its format and to read it.
-ModelConfig parse_config(std::string_view text, std::string_view source) {
+// The text is parsed once, to tell its format and to read it; its fields are
+// checked as it is read, its count here.
+CheckedConfig parse_checked_config(std::string_view text, std::string_view source) {
   ModelConfig c = detail::config_from_json(detail::parse_json_text(text, source), source);
   detail::check_counts_fit(c);
-  return c;
+  return detail::checked_as_read(std::move(c));
+}
+
+ModelConfig parse_config(std::string_view text, std::string_view source) {
+  return parse_checked_config(text, source).release();
 }
 
 ConfigWithFamily parse_config_with_family(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
-  ConfigWithFamily out{detail::config_from_json(json, source), {}};
-  detail::check_counts_fit(out.config);
+  ModelConfig c = detail::config_from_json(json, source);
+  detail::check_counts_fit(c);
+  ConfigWithFamily out{detail::checked_as_read(std::move(c)), {}};
   // The reading has refused a model_type that is not a string.
   if (const auto type = json.find("model_type"); type != json.end() && type->is_string())
     out.model_type = type->get<std::string>();
   return out;
 }
 
-ModelConfig read_config(const std::filesystem::path& path) {
+ModelConfig read_config(const std::filesystem::path& path) { return read_checked_config(path).release(); }
+
+CheckedConfig read_checked_config(const std::filesystem::path& path) {
   const std::string source = source_name(path);
   const std::string where = fmt::format("while reading config '{}'", source);
   std::string text;
   try {
     text = read_text_file(path);
-    return parse_config(text, source);
+    return parse_checked_config(text, source);
   } catch (const config_error& e) {
     detail::throw_within(where, e.violations());
   } catch (const io_error& e) {

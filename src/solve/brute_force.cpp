@@ -7,6 +7,11 @@ namespace smelt {
 
 MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                               const MatchOptions& options) {
+  return solve_brute_force(CheckedConfig(baseline), recipe, space, options);
+}
+
+MatchResult solve_brute_force(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
+                              const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
   const detail::Objective objective(options);
   const detail::ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
@@ -28,7 +33,9 @@ MatchResult solve_brute_force(const ModelConfig& baseline, const LoopRecipe& rec
       }
   }
   return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
-                                  options, solve_brute_force);
+                                  options,
+                                  [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,
+                                     const MatchOptions& o) { return solve_brute_force(b, r, s, o); });
 }
 
 }  // namespace smelt

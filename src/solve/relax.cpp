@@ -97,7 +97,7 @@ std::string joined(const config_error& e) {
 
 }  // namespace
 
-MatchResult with_relaxations(MatchResult result, const ModelConfig& baseline, const LoopRecipe& recipe,
+MatchResult with_relaxations(MatchResult result, const CheckedConfig& baseline, const LoopRecipe& recipe,
                              const SearchSpace& space, const MatchOptions& options, Solver solver) {
   if (result.within_tolerance || !options.relaxations || result.candidates.empty()) return result;
   MatchOptions once = options;

@@ -7,12 +7,12 @@
 
 namespace smelt::detail {
 
-using Solver = MatchResult (*)(const ModelConfig&, const LoopRecipe&, const SearchSpace&, const MatchOptions&);
+using Solver = MatchResult (*)(const CheckedConfig&, const LoopRecipe&, const SearchSpace&, const MatchOptions&);
 
 // `result` with MatchResult::relaxations filled when it misses the tolerance and
 // options.relaxations is set; each relaxed space is solved by `solver` (top = 1,
 // relaxations off), so solve() and solve_brute_force() report the same list.
-MatchResult with_relaxations(MatchResult result, const ModelConfig& baseline, const LoopRecipe& recipe,
+MatchResult with_relaxations(MatchResult result, const CheckedConfig& baseline, const LoopRecipe& recipe,
                              const SearchSpace& space, const MatchOptions& options, Solver solver);
 
 }  // namespace smelt::detail

@@ -200,6 +200,11 @@ class Search {
 
 MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                   const MatchOptions& options) {
+  return solve(CheckedConfig(baseline), recipe, space, options);
+}
+
+MatchResult solve(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
+                  const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
   const ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
   Search search(plan, target);
@@ -212,7 +217,9 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
     for (const i64 w : plan.widths) search.visit(r.geometry, w);
   }
   return detail::with_relaxations(detail::build_result(plan, search.sorted(), target, search.evaluated()), baseline,
-                                  recipe, space, options, solve);
+                                  recipe, space, options,
+                                  [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,
+                                     const MatchOptions& o) { return solve(b, r, s, o); });
 }
 
 }  // namespace smelt

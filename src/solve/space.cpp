@@ -162,10 +162,9 @@ void list_geometries(const ModelConfig& b, const SearchSpace& space, const Atten
 
 }  // namespace
 
-Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
+Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                const MatchOptions& options) {
-  validate(baseline);
-  const ModelConfig& b = baseline;
+  const ModelConfig& b = baseline.get();  // validated once, when it was checked
   Violations errors;
   Plan plan;
   plan.baseline = baseline;

@@ -36,7 +36,7 @@ inline IndexSpan hidden_span(const Plan& plan, const Geometry& g) {
 
 // Validates every option (all violations at once, config_error) and resolves
 // the domains.
-Plan make_plan(const ModelConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
+Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                const MatchOptions& options);
 
 // The Baseline with the recipe's loop and these knobs; FFN widths follow

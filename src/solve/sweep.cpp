@@ -124,7 +124,13 @@ std::vector<Violation> sweep_violations(const ModelConfig& baseline, const Sweep
 
 std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& options, const SearchSpace& space,
                             const MatchOptions& match) {
-  validate(baseline);
+  return sweep(CheckedConfig(baseline), options, space, match);
+}
+
+// Every row's solve takes the Baseline as checked: it is validated once, not once a row.
+std::vector<SweepRow> sweep(const CheckedConfig& checked, const SweepOptions& options, const SearchSpace& space,
+                            const MatchOptions& match) {
+  const ModelConfig& baseline = checked.get();
   if (auto errors = sweep_violations(baseline, options); !errors.empty()) throw config_error(std::move(errors));
 
   std::vector<SweepRow> plan;  // kind, fractions and recipe of every row
@@ -161,7 +167,7 @@ std::vector<SweepRow> sweep(const ModelConfig& baseline, const SweepOptions& opt
   std::vector<std::pair<Violation, std::vector<std::string>>> failures;
   for (const SweepRow& p : plan) {
     try {
-      SweepRow row = make_row(p.kind, p.recipe, solve(baseline, p.recipe, space, top1));
+      SweepRow row = make_row(p.kind, p.recipe, solve(checked, p.recipe, space, top1));
       row.span_fraction = p.span_fraction;
       row.depth_multiplier = p.depth_multiplier;
       rows.push_back(std::move(row));

@@ -72,7 +72,7 @@ TEST_CASE("KV geometry as a product: the paper's 200M E8 cell reaches +0.78% KV"
 TEST_CASE("each geometry pairs with the hidden sizes its width ratio allows", "[solve][attention]") {
   const ModelConfig b = test::tiny_moe();  // H 64, 4 x 16 queries: ratio 1
   const SearchSpace s{.hidden = KnobRange{16, 128}, .align_hidden = 16};
-  const detail::Plan plan = detail::make_plan(b, {}, s, {});
+  const detail::Plan plan = detail::make_plan(CheckedConfig(b), {}, s, {});
   // Width 4 x 32 = 128 pairs with H in [128 / 2, 128 / 0.5] = [64, 256]:
   // 64, 80, 96, 112, 128 of the listed 16..128 (indices 3 to 7).
   const detail::IndexSpan span = detail::hidden_span(plan, {4, 2, 32});

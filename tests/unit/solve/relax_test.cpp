@@ -137,7 +137,7 @@ TEST_CASE("brute force lists the same relaxations as the solver", "[solve][relax
 namespace {
 
 // Refuses the space with align_hidden 32, solves the others.
-MatchResult refusing_solver(const ModelConfig& b, const LoopRecipe& r, const SearchSpace& s, const MatchOptions& o) {
+MatchResult refusing_solver(const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s, const MatchOptions& o) {
   if (s.align_hidden == 32)
     throw config_error({Violation("SearchSpace::align_hidden", "32", "refused"), Violation("and a second reason")});
   return solve(b, r, s, o);
@@ -152,13 +152,16 @@ TEST_CASE("a relaxation whose space is refused is listed last with its reasons",
   o.relaxations = false;
   const MatchResult missed = solve(b, {}, {}, o);
   o.relaxations = true;
-  const MatchResult r = detail::with_relaxations(missed, b, {}, {}, o, refusing_solver);
+  const MatchResult r = detail::with_relaxations(missed, CheckedConfig(b), {}, {}, o, refusing_solver);
   REQUIRE(r.relaxations.size() >= 2);
   const Relaxation& last = r.relaxations.back();
   CHECK(changes_of(last) == "SearchSpace::align_hidden = 32");
   CHECK_FALSE(last.solved);
   CHECK_FALSE(last.within_tolerance);
   CHECK(last.error == "SearchSpace::align_hidden = 32: refused; and a second reason");
+  // The same reasons kept as violations, each with its field, for a caller to name its own way.
+  CHECK(last.violations == std::vector<Violation>{Violation("SearchSpace::align_hidden", "32", "refused"),
+                                                  Violation("and a second reason")});
   for (std::size_t i = 0; i + 1 < r.relaxations.size(); ++i) CHECK(r.relaxations[i].solved);
 }
 
