@@ -24,9 +24,15 @@ struct Rename {
   std::string_view negative = {};
   std::string_view negative_help = {};
   std::string_view items = {};
+  std::string_view contradiction = {};
 };
 constexpr std::array<Rename, 9> kRenames{{
-    {"SearchSpace::free_heads", "", "--keep-heads", "Keep the Baseline's query heads"},
+    {"SearchSpace::free_heads",
+     "",
+     "--keep-heads",
+     "Keep the Baseline's query heads",
+     {},
+     "keep the Baseline's query heads, or let them move: the default"},
     {"MatchOptions::contexts", "--context", {}, {}, "token counts"},
     {"MatchOptions::tolerance_pct", "--tolerance"},
     {"MatchOptions::relaxations", "-", "--no-relaxations",
@@ -93,13 +99,14 @@ std::string bound_text(double v) {
 }  // namespace
 
 FieldFlag field_flag(std::string_view owner, std::string_view name) {
-  FieldFlag f{fmt::format("{}::{}", owner, name), kebab(name), {}, {}, {}};
+  FieldFlag f{fmt::format("{}::{}", owner, name), kebab(name), {}, {}, {}, {}};
   for (const Rename& r : kRenames) {
     if (r.field != f.field) continue;
     f.flag = r.flag == "-" ? "" : r.flag.empty() ? f.flag : std::string(r.flag);
     f.negative = r.negative;
     f.negative_help = r.negative_help;
     f.items = r.items;
+    f.contradiction = r.contradiction;
   }
   return f;
 }

@@ -21,7 +21,8 @@ struct FieldFlag {
   std::string flag;      // "--free-heads"; empty where only the negative exists
   std::string negative;  // a boolean's flag for false ("--keep-heads"), or empty
   std::string negative_help;
-  std::string items;  // what a list's items are, for its messages ("token counts")
+  std::string contradiction;  // why a boolean's flag and its negative cannot both be given
+  std::string items;          // what a list's items are, for its messages ("token counts")
 };
 
 // The flag of `owner`::`name`.

@@ -22,13 +22,4 @@ std::vector<std::string> list_items(const std::vector<std::string>& given);
 // The whole of `text` as a number of type T (smelt/parse_number.hpp).
 using smelt::detail::parse_number;
 
-// A library default as the items of a list option ({0.5, 1.25} -> {"0.5", "1.25"}),
-// so that --help shows it and it is read as the user's words would be.
-template <class T>
-std::vector<std::string> items_of(const std::vector<T>& values) {
-  std::vector<std::string> out;
-  for (const T& v : values) out.push_back(fmt::format("{}", v));
-  return out;
-}
-
 }  // namespace smelt::cli

@@ -93,10 +93,7 @@ void read_value(const FieldFlag& f, const FlagText& t, double& out, detail::Viol
   parse_scalar(f, t.text, "a number", out, errors);
 }
 void read_value(const FieldFlag& f, const FlagText& t, bool& out, detail::Violations& errors) {
-  if (t.on && t.off)
-    errors.add(
-        fmt::format("{}: contradicts {} ({}, or let them move: the default)", f.negative, f.flag,
-                    std::string(1, static_cast<char>(std::tolower(f.negative_help[0]))) + f.negative_help.substr(1)));
+  if (t.on && t.off) errors.add(fmt::format("{}: contradicts {} ({})", f.negative, f.flag, f.contradiction));
   out = t.on ? true : t.off ? false : out;
 }
 void read_value(const FieldFlag& f, const FlagText& t, std::optional<std::int64_t>& out, detail::Violations& errors) {
