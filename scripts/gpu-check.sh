@@ -2,7 +2,8 @@
 # On a machine with an NVIDIA GPU (made for an H200): build (unless a build is
 # given), run the GPU correctness tests, benchmark a Baseline MoE and its SMELT
 # config at realistic size (32k tokens, H 2048, 128 experts top-8, expert FFN
-# 768), read the hardware counters, and, while time is left, run the kernels
+# 768), measure the reference model's training memory (bench/memory_probe.py),
+# read the hardware counters, and, while time is left, run the kernels
 # under compute-sanitizer. Every JSON and log goes to OUT; a short table is
 # printed last.
 #
@@ -73,6 +74,15 @@ bench() {
 }
 bench moe --moe-only
 bench block
+# What the reference PyTorch model really holds in a training step on the GPU, per config and dtype
+# (docs/memory.md, "Measuring"): compared with smelt's memory report off the device.
+py=$(command -v python3 || true)
+if [ -n "$py" ] && "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  run_step memory-probe 150 "$py" bench/memory_probe.py --device cuda --seconds 110 --out "$out/memory-probe.json"
+else
+  log "no PyTorch with CUDA: no memory probe"
+  skipped+=("memory-probe")
+fi
 run_step cupti_counters_gpu_test 60 "$build/tests/cupti_counters_gpu_test"
 bench moe-balanced --moe-only --balanced
 
