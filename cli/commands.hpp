@@ -18,5 +18,6 @@ Run add_bench(CLI::App& app);
 Run add_sweep(CLI::App& app);
 Run add_fit(CLI::App& app);
 Run add_frontier(CLI::App& app);
+Run add_memory(CLI::App& app);
 
 }  // namespace smelt::cli

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "smelt/bench.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
@@ -26,7 +27,7 @@ struct Rename {
   std::string_view items = {};
   std::string_view contradiction = {};
 };
-constexpr std::array<Rename, 9> kRenames{{
+constexpr std::array<Rename, 10> kRenames{{
     {"SearchSpace::free_heads",
      "",
      "--keep-heads",
@@ -41,6 +42,7 @@ constexpr std::array<Rename, 9> kRenames{{
     {"SweepOptions::loops", "", {}, {}, "whole numbers"},
     {"SweepOptions::depths", "", {}, {}, "depth multipliers (0.5)"},
     {"FitOptions::huber_delta", "--delta"},
+    {"MemoryLayout::pp_layers", "", {}, {}, "layer counts"},
     {"export_hf::family", "--family"},  // a parameter of export_hf, no option struct
 }};
 
@@ -75,6 +77,7 @@ const std::vector<std::pair<std::string, Flag>>& flags() {
     add_table<SweepOptions>(out);
     add_table<BenchOptions>(out);
     add_table<FitOptions>(out);
+    add_table<MemoryLayout>(out);
     out.emplace_back("export_hf::family", Flag{"--family", "", OptionKind::word});
     return out;
   }();

@@ -122,6 +122,22 @@ void read_value(const FieldFlag& f, const FlagText& t, BenchBackendKind& out, de
   read_word(
       f, t.text, [&](std::string_view s, std::string_view field) { out = parse_bench_backend(s, field); }, errors);
 }
+void read_value(const FieldFlag& f, const FlagText& t, Dtype& out, detail::Violations& errors) {
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_dtype(s, field); }, errors);
+}
+void read_value(const FieldFlag& f, const FlagText& t, Recompute& out, detail::Violations& errors) {
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_recompute(s, field); }, errors);
+}
+void read_value(const FieldFlag& f, const FlagText& t, MemoryConvention& out, detail::Violations& errors) {
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_memory_convention(s, field); }, errors);
+}
+void read_value(const FieldFlag& f, const FlagText& t, DeviceMemory& out, detail::Violations& errors) {
+  read_word(
+      f, t.text, [&](std::string_view s, std::string_view field) { out = parse_device_memory(s, field); }, errors);
+}
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<Budget>& out, detail::Violations& errors) {
   out.clear();
   for (const auto& word : list_items(t.items)) {
@@ -146,6 +162,10 @@ std::string default_text(const RatioRange& v) { return fmt::format("{}:{}", v.lo
 std::string default_text(FfnScaling v) { return std::string(to_string(v)); }
 std::string default_text(const LoopSpan& v) { return to_string(v); }
 std::string default_text(BenchBackendKind v) { return std::string(to_string(v)); }
+std::string default_text(Dtype v) { return std::string(to_string(v)); }
+std::string default_text(Recompute v) { return std::string(to_string(v)); }
+std::string default_text(MemoryConvention v) { return std::string(to_string(v)); }
+std::string default_text(const DeviceMemory&) { return ""; }
 std::string default_text(const std::vector<Budget>& v) {
   std::string out;
   for (const Budget b : v) out += (out.empty() ? "" : ",") + std::string(to_string(b));

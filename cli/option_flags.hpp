@@ -15,6 +15,7 @@
 
 #include "flag_names.hpp"
 #include "smelt/bench.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/solve.hpp"
@@ -45,6 +46,10 @@ void read_value(const FieldFlag& f, const FlagText& t, RatioRange& out, detail::
 void read_value(const FieldFlag& f, const FlagText& t, FfnScaling& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, LoopSpan& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, BenchBackendKind& out, detail::Violations& errors);
+void read_value(const FieldFlag& f, const FlagText& t, Dtype& out, detail::Violations& errors);
+void read_value(const FieldFlag& f, const FlagText& t, Recompute& out, detail::Violations& errors);
+void read_value(const FieldFlag& f, const FlagText& t, MemoryConvention& out, detail::Violations& errors);
+void read_value(const FieldFlag& f, const FlagText& t, DeviceMemory& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<Budget>& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<std::int64_t>& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<double>& out, detail::Violations& errors);
@@ -58,6 +63,10 @@ std::string default_text(const RatioRange& v);
 std::string default_text(FfnScaling v);
 std::string default_text(const LoopSpan& v);
 std::string default_text(BenchBackendKind v);
+std::string default_text(Dtype v);
+std::string default_text(Recompute v);
+std::string default_text(MemoryConvention v);
+std::string default_text(const DeviceMemory& v);
 std::string default_text(const std::vector<Budget>& v);
 std::string default_text(const std::vector<std::int64_t>& v);
 std::string default_text(const std::vector<double>& v);

@@ -13,5 +13,7 @@ inline constexpr int kCountReportSchemaVersion = 2;
 // The match report's: 3 (2: relaxations, max_head_dim, attention_ratio;
 // 3: distinct candidates with their head splits).
 inline constexpr int kMatchReportSchemaVersion = 3;
+// The memory report's: 1.
+inline constexpr int kMemoryReportSchemaVersion = 1;
 
 }  // namespace smelt

@@ -30,6 +30,7 @@ from ._report import (
     Layer,
     LayerRun,
     MatchResult,
+    MemoryReport,
     Node,
     Params,
     SweepReport,
@@ -48,6 +49,7 @@ __all__ = [
     "InfeasibleError",
     "Laws",
     "MatchResult",
+    "MemoryReport",
     "SmeltIOError",
     "SweepReport",
     "MegatronArguments",
@@ -56,6 +58,7 @@ __all__ = [
     "export_hf",
     "export_megatron",
     "fit",
+    "memory",
     "frontier",
     "read_config",
     "supported_hf_model_types",
@@ -199,6 +202,17 @@ def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     config, knobs and signed mismatches in percent.
     """
     return SweepReport(_core.sweep(_native(baseline), _keywords("sweep", options)))
+
+
+def memory(config: ConfigLike, **layout: Any) -> MemoryReport:
+    """The bytes one GPU holds to train (or serve) ``config`` under a parallel layout (docs/memory.md).
+
+    The MemoryLayout keywords below (``micro_batch``, ``seq``, ``tp``, ``pp``, ``recompute``, ...). Returns
+    ``smelt-match memory --json``: ``total`` (bytes of the most loaded rank), ``worst_rank`` (its ``weights``,
+    ``gradients``, ``optimizer`` and ``activations``, each with ``total`` and ``terms``, and its layer
+    ``visits``), ``per_stage``, ``layout`` as resolved and ``fraction_of_device``.
+    """
+    return MemoryReport(_core.memory(_native(config), _keywords("memory", layout)))
 
 
 def _runs_json(rows: Iterable[Any], source: str) -> str:
@@ -348,3 +362,4 @@ def supported_hf_model_types() -> list[str]:
 _options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions")
 _options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions")
 _options.document(fit, "FitOptions")
+_options.document(memory, "MemoryLayout")

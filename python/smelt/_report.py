@@ -353,6 +353,10 @@ class SweepReport(Report):
     """The matched ablation grid (``smelt-match sweep --json``): ``rows``, one solve each."""
 
 
+class MemoryReport(Report):
+    """Bytes one GPU holds (``smelt-match memory --json``): ``total``, ``worst_rank``, ``per_stage``, ``layout``."""
+
+
 class LawParams(Node):
     """A law's fitted constants: E, A, B, alpha, beta (chinchilla) or E, A, a, b, K, c (smelt)."""
 

@@ -141,6 +141,13 @@ class MatchResult(Node):
 class SweepReport(Node):
     rows: list[Node]
 
+class MemoryReport(Node):
+    total: int
+    worst_rank: Node
+    per_stage: list[Node]
+    layout: Node
+    fraction_of_device: float
+
 class Laws(Node):
     laws: list[Node]
 

@@ -44,6 +44,7 @@ NB_MODULE(_core, m) {
         "The option structs' field tables (JSON): every keyword's owner, name, kind, bounds and doc.");
   m.def("derive", &smelt::python::derive, "baseline"_a, "kwargs"_a, "The match report (JSON) of a Baseline.");
   m.def("sweep", &smelt::python::sweep, "baseline"_a, "kwargs"_a, "The sweep report (JSON) of a Baseline.");
+  m.def("memory", &smelt::python::memory, "config"_a, "kwargs"_a, "The memory report (JSON) of a config and layout.");
   m.def("fit", &smelt::python::fit, "runs"_a, "runs_is_path"_a, "source"_a, "kwargs"_a,
         "The law file (JSON) fitted to runs: a path, or JSON rows.");
   m.def("frontier", &smelt::python::frontier, "inputs"_a, "is_path"_a, "sources"_a, "budgets"_a, "sparsity"_a,

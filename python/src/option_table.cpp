@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/scaling_fit.hpp"
@@ -39,6 +40,7 @@ std::string option_fields() {
   add_table<MatchOptions>(out);
   add_table<SweepOptions>(out);
   add_table<FitOptions>(out);
+  add_table<MemoryLayout>(out);
   return out.dump();
 }
 

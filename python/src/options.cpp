@@ -139,6 +139,38 @@ void Keywords::value(const char* owner, const char* key, FfnScaling& out) {
   }
 }
 
+// A word of an enum (or a device's capacity): `parse` reads it, naming the field.
+template <class T, class Parse>
+void Keywords::word(const char* owner, const char* key, T& out, Parse parse, const char* rule) {
+  if (const json* v = take(key)) {
+    if (v->is_string())
+      errors_.collect([&] { out = parse(v->get<std::string>(), fmt::format("{}::{}", owner, key)); });
+    else
+      type_error(owner, key, *v, rule);
+  }
+}
+
+void Keywords::value(const char* owner, const char* key, Dtype& out) {
+  word(owner, key, out, parse_dtype, "must be \"fp32\", \"bf16\", \"fp16\" or \"auto\"");
+}
+void Keywords::value(const char* owner, const char* key, Recompute& out) {
+  word(owner, key, out, parse_recompute, "must be \"none\", \"selective\" or \"full\"");
+}
+void Keywords::value(const char* owner, const char* key, MemoryConvention& out) {
+  word(owner, key, out, parse_memory_convention, "must be \"smelt\" or \"korthikanti\"");
+}
+void Keywords::value(const char* owner, const char* key, DeviceMemory& out) {
+  if (const json* v = take(key)) {
+    if (is_int64(*v) && v->get<std::int64_t>() >= 0)
+      out = {v->get<std::int64_t>(), ""};
+    else if (v->is_string())
+      errors_.collect([&] { out = parse_device_memory(v->get<std::string>(), fmt::format("{}::{}", owner, key)); });
+    else
+      type_error(owner, key, *v,
+                 "must be bytes (an integer of at least 0), bytes with a unit (\"141GiB\") or a device");
+  }
+}
+
 void Keywords::value(const char* owner, const char* key, LoopSpan& out) {
   if (const json* v = take(key)) {
     if (v->is_string())

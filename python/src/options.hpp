@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smelt/memory.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
 #include "smelt/sweep.hpp"
@@ -63,6 +64,12 @@ class Keywords {
   void value(const char* owner, const char* key, std::vector<Budget>& out);
   void value(const char* owner, const char* key, std::vector<std::int64_t>& out);
   void value(const char* owner, const char* key, std::vector<double>& out);
+  void value(const char* owner, const char* key, Dtype& out);
+  void value(const char* owner, const char* key, Recompute& out);
+  void value(const char* owner, const char* key, MemoryConvention& out);
+  void value(const char* owner, const char* key, DeviceMemory& out);
+  template <class T, class Parse>
+  void word(const char* owner, const char* key, T& out, Parse parse, const char* rule);
   template <class T, class IsItem>
   void list(const char* owner, const char* key, std::vector<T>& out, IsItem is_item, const char* item);
 

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "flag_names.hpp"
 #include "smelt/bench.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
@@ -85,6 +86,7 @@ TEST_CASE("every field table row is a flag with its doc in --help and docs/cli.m
   cli::add_sweep(app);
   cli::add_bench(app);
   cli::add_fit(app);
+  cli::add_memory(app);
   const auto command = [&](const char* name) {
     return Command{name, app.get_subcommand(name), documented_flags(cli_doc_section(name))};
   };
@@ -100,6 +102,7 @@ TEST_CASE("every field table row is a flag with its doc in --help and docs/cli.m
   check_rows<SweepOptions>(sweep);
   check_rows<BenchOptions>(bench);
   check_rows<FitOptions>(fit);
+  check_rows<MemoryLayout>(command("memory"));
 }
 
 TEST_CASE("docs/cli.md documents no flag that its command lacks", "[cli][options]") {
@@ -111,7 +114,8 @@ TEST_CASE("docs/cli.md documents no flag that its command lacks", "[cli][options
   cli::add_fit(app);
   cli::add_frontier(app);
   cli::add_export(app);
-  for (const char* name : {"count", "derive", "sweep", "bench", "fit", "frontier", "export"}) {
+  cli::add_memory(app);
+  for (const char* name : {"count", "derive", "sweep", "bench", "fit", "frontier", "export", "memory"}) {
     const CLI::App* sub = app.get_subcommand(name);
     for (const std::string& flag : documented_flags(cli_doc_section(name))) {
       INFO(name << ": " << flag);

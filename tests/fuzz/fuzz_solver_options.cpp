@@ -1,11 +1,14 @@
 // derive's solver options as the command line gives them: one argument per
 // input line, parsed by CLI11 as smelt-match does, then the flags' setup and the
 // solver's resolution of the search space (make_plan) on a small Baseline, and
-// the solve itself when the space is small. The first byte picks the Baseline.
+// the solve itself when the space is small. The first byte picks the Baseline
+// (bit 0) and, with bit 1 set, memory's layout flags and memory() instead.
 #include <string>
 #include <vector>
 
 #include "harness.hpp"
+#include "option_flags.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/error.hpp"
 #include "solve/space.hpp"
 #include "solver_options.hpp"
@@ -27,6 +30,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!arg.empty()) args.push_back(arg);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
 
+  if ((data[0] & 2) != 0) {
+    CLI::App app;
+    const cli::OptionFlags<MemoryLayout> flags(&app);
+    try {
+      app.parse(reversed);
+    } catch (const CLI::Error&) {
+      return 0;
+    }
+    try {
+      detail::Violations errors;
+      MemoryLayout layout;
+      flags.apply(layout, errors);
+      errors.throw_if_any();
+      (void)memory(CheckedConfig(baseline), layout);
+    } catch (const smelt::error&) {
+    }
+    return 0;
+  }
   CLI::App app;
   const cli::SolverFlags options(&app, true);
   try {

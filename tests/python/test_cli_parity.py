@@ -59,6 +59,10 @@ ENTRIES = {
         lambda p, o: ["fit", "--json", "--group-by", "arch", "--threads", "1", p],
     ),
     "frontier": Entry(_frontier, lambda p, o: ["frontier", "--json", "--law", p, "--budget", "1e20,1e22"]),
+    "memory": Entry(
+        lambda p, o: smelt.memory(p, micro_batch=2, seq=64, pp=2, zero=1, dp=4).to_json(),
+        lambda p, o: ["memory", "--json", "--micro-batch", "2", "--seq", "64", "--pp", "2", "--zero", "1", "--dp", "4", p],
+    ),
 }
 
 

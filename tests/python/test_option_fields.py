@@ -21,14 +21,22 @@ TAKERS = {
     "MatchOptions": [smelt.derive, smelt.sweep],
     "SweepOptions": [smelt.sweep],
     "FitOptions": [smelt.fit],
+    "MemoryLayout": [smelt.memory],
 }
 ROWS = json.loads(_core.option_fields())
 
 
-def test_the_tables_are_the_five_option_structs():
-    # 4 + 15 + 6 + 3 + 5 rows: LoopRecipe, SearchSpace, MatchOptions, SweepOptions, FitOptions
+def test_the_tables_are_the_six_option_structs():
+    # 4 + 15 + 6 + 3 + 5 + 25 rows: LoopRecipe, SearchSpace, MatchOptions, SweepOptions, FitOptions, MemoryLayout
     counts = {owner: sum(1 for r in ROWS if r["owner"] == owner) for owner in TAKERS}
-    assert counts == {"LoopRecipe": 4, "SearchSpace": 15, "MatchOptions": 6, "SweepOptions": 3, "FitOptions": 5}
+    assert counts == {
+        "LoopRecipe": 4,
+        "SearchSpace": 15,
+        "MatchOptions": 6,
+        "SweepOptions": 3,
+        "FitOptions": 5,
+        "MemoryLayout": 25,
+    }
     assert next(r for r in ROWS if r["name"] == "align_hidden") == {
         "owner": "SearchSpace",
         "name": "align_hidden",

@@ -1,0 +1,139 @@
+// memory(): each pipeline stage's weights, gradients, optimizer state and the
+// activations of the micro-batches it holds at its peak; the most loaded
+// stage is what one GPU must hold (docs/memory.md).
+#include "smelt/memory.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "memory/activations.hpp"
+#include "memory/model_state.hpp"
+#include "memory/resolved_layout.hpp"
+#include "smelt/count.hpp"
+#include "smelt/schedule.hpp"
+#include "util/checked.hpp"
+
+namespace smelt {
+namespace {
+
+using detail::add;
+using detail::mul;
+using memory_detail::ActivationInput;
+using memory_detail::ResolvedLayout;
+
+// Layer-visit chunks whose activations stage s holds at its peak, out of vpp
+// per micro-batch: one more than the warm-up micro-batches of Megatron-LM's
+// 1F1B schedule (pipeline rank s of pp warms up with pp - s - 1, or with
+// 2 (pp - s - 1) + (vpp - 1) pp chunks when interleaved), at most all of them.
+std::int64_t chunks_in_flight(const ResolvedLayout& r, std::int64_t s) {
+  const MemoryLayout& l = r.layout;
+  const std::int64_t warmup = l.vpp == 1 ? l.pp - s - 1 : 2 * (l.pp - s - 1) + (l.vpp - 1) * l.pp;
+  return std::min(warmup + 1, mul(r.microbatches, l.vpp, "micro-batches"));
+}
+
+// `part` x num / den, term by term (rounded down).
+MemoryPart scaled(const MemoryPart& part, std::int64_t num, std::int64_t den) {
+  MemoryPart out;
+  for (const MemoryTerm& t : part.terms) out.add(t.name, mul(t.bytes, num, "activation bytes") / den);
+  return out;
+}
+
+void add_all(MemoryPart& to, const MemoryPart& from) {
+  for (const MemoryTerm& t : from.terms) to.add(t.name, t.bytes);
+}
+
+// The KV cache of the stage's attention visits: batch x the tokens each visit
+// holds at the context x its elements per token, heads split over tp (KV
+// heads replicated where tp exceeds them).
+MemoryPart kv_cache(const ModelConfig& c, const CostReport& cost, const ResolvedLayout& r,
+                    const std::vector<std::int64_t>& layers) {
+  const MemoryLayout& l = r.layout;
+  std::int64_t split = 1;
+  if (c.attention.type == AttentionType::gqa) split = std::min(l.tp, c.attention.num_kv_heads);
+  MemoryPart out;
+  for (std::int64_t i : layers) {
+    const LayerCost& lc = cost.layers[static_cast<std::size_t>(i)];
+    const std::int64_t per_visit = mul(lc.kv_elements_per_visit, lc.kv_tokens_held, "KV cache bytes");
+    const std::int64_t bytes = mul(mul(per_visit, lc.visits, "KV cache bytes"), c.kv_cache_bytes, "KV cache bytes");
+    out.add(fmt::format("{}_attention", to_string(lc.attention)), mul(bytes / split, l.batch, "KV cache bytes"));
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
+  const ModelConfig& c = checked;
+  const ResolvedLayout r = memory_detail::resolve_layout(c, layout);
+  const MemoryLayout& l = r.layout;
+  CountOptions count_options;
+  count_options.context_length = l.inference ? l.context : l.seq;
+  const CostReport cost = count(c, count_options);
+  const ActivationInput in{c, r, {l.tp, l.cp, l.etp, l.sequence_parallel && l.tp > 1}};
+  const bool smelt = l.convention == MemoryConvention::smelt;
+  const auto visit_of = smelt ? memory_detail::smelt_visit : memory_detail::korthikanti_visit;
+  const auto outside_of = smelt ? memory_detail::smelt_outside : memory_detail::korthikanti_outside;
+  const std::vector<LayerVisit> visits = schedule(c).visits();
+
+  MemoryReport report;
+  report.model = c.name;
+  report.layout = l;
+  const std::int64_t stages = static_cast<std::int64_t>(r.stage_layers.size());
+  for (std::int64_t s = 0; s < stages; ++s) {
+    const auto& layers = r.stage_layers[static_cast<std::size_t>(s)];
+    const bool first = s == 0, last = s == stages - 1;
+    StageMemory st;
+    st.stage = s;
+    for (std::int64_t i : layers) st.layers.push_back(i + 1);
+    auto state = memory_detail::model_state(c, cost, r, layers, first, last);
+    st.weights = std::move(state.weights);
+    if (l.inference) {
+      st.kv_cache = kv_cache(c, cost, r, layers);
+    } else {
+      st.gradients = std::move(state.gradients);
+      st.optimizer = std::move(state.optimizer);
+      // Full recompute covers the stage's first recompute_layers visits (all of them when 0).
+      std::int64_t recomputed = 0;
+      MemoryPart per_micro_batch;
+      for (const LayerVisit& v : visits) {
+        if (v.layer < layers.front() || v.layer > layers.back()) continue;
+        Recompute mode = l.recompute;
+        if (mode == Recompute::full && l.recompute_layers > 0 && recomputed >= l.recompute_layers)
+          mode = Recompute::none;
+        if (mode == Recompute::full) ++recomputed;
+        VisitMemory vm;
+        vm.layer = v.layer + 1;
+        vm.visit = v.visit + 1;
+        vm.moe = c.is_moe_layer(v.layer);
+        vm.attention = c.attention_at(v.layer);
+        vm.recompute = mode;
+        vm.activations = visit_of(in, v.layer, mode);
+        add_all(per_micro_batch, vm.activations);
+        st.visits.push_back(std::move(vm));
+      }
+      add_all(per_micro_batch, outside_of(in, first, last));
+      st.activations_per_micro_batch = per_micro_batch.total;
+      st.in_flight = chunks_in_flight(r, s);
+      st.activations = scaled(per_micro_batch, st.in_flight, l.vpp);
+    }
+    for (const MemoryPart* p : {&st.weights, &st.gradients, &st.optimizer, &st.activations, &st.kv_cache})
+      st.total = add(st.total, p->total, "memory bytes");
+    report.stages.push_back(std::move(st));
+  }
+  for (std::size_t s = 0; s < report.stages.size(); ++s)
+    if (report.stages[s].total > report.stages[report.worst_stage].total) report.worst_stage = s;
+  report.total = report.stages[report.worst_stage].total;
+  if (l.device_memory.bytes > 0)
+    report.fraction_of_device = static_cast<double>(report.total) / static_cast<double>(l.device_memory.bytes);
+  if (c.is_moe() && !l.inference)
+    report.assumptions.push_back(
+        "routing is balanced: every expert receives tokens (so holds gradients and optimizer state), and each "
+        "expert-parallel rank receives top_k x its tokens");
+  if (l.vpp > 1)
+    report.assumptions.push_back(
+        "interleaving: a stage's activations per micro-batch are spread evenly over its vpp chunks");
+  return report;
+}
+
+}  // namespace smelt

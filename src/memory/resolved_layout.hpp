@@ -1,0 +1,29 @@
+// A MemoryLayout checked against a config, its defaults resolved: the element
+// sizes, the sequence, the stored layers of each pipeline stage and the sizes
+// every term is divided by.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "smelt/config.hpp"
+#include "smelt/memory.hpp"
+
+namespace smelt::memory_detail {
+
+struct ResolvedLayout {
+  MemoryLayout layout;  // seq, context and the dtypes resolved
+  std::int64_t param_bytes = 0;
+  std::int64_t grad_bytes = 0;
+  std::int64_t optimizer_bytes = 0;
+  std::int64_t activation_bytes = 0;
+  std::vector<std::vector<std::int64_t>> stage_layers;  // 0-based stored layers of each pipeline rank
+  std::int64_t microbatches = 0;                        // resolved: at least pp when not given
+  std::int64_t expert_dp = 1;                           // data-parallel ranks an expert's optimizer state spans
+};
+
+// Checks every field of `layout` against its row and the config (config_error
+// listing every field, value and rule at once) and resolves its defaults.
+ResolvedLayout resolve_layout(const ModelConfig& config, const MemoryLayout& layout);
+
+}  // namespace smelt::memory_detail

@@ -1,0 +1,154 @@
+"""smelt.memory's smelt convention against what the reference model really keeps (docs/memory.md, "Proof").
+
+For every example (native and Hugging Face) and the 54B Baseline's derived config, shrunk, and for variants of
+tiny-moe that switch on each feature the examples leave off, in float32 and bfloat16: the activation bytes
+smelt reports for each layer visit, the embedding, the final norm, the head, the loss and the MTP modules equal,
+to the byte, the unique storages ``torch.autograd.graph.saved_tensors_hooks`` sees during ``model.loss`` (the
+parameters' storages apart: they are weights). Then the weights, gradients and ``torch.optim.AdamW``'s state
+after one step equal smelt's weights, gradients and optimizer bytes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+
+import pytest
+import torch
+
+import smelt
+from smelt.torch import shrink
+from smelt.torch._model import ReferenceModel, _init
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EX = ROOT / "examples"
+
+_spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "bench" / "memory_probe.py")
+probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(probe)
+
+EXAMPLES = sorted(p for p in EX.glob("*.json")) + sorted((EX / "hf").glob("*.json"))
+DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
+
+
+def _small(cfg) -> dict:
+    return shrink(cfg, max_hidden=64, max_vocab=256)
+
+
+def _variants() -> list[tuple[str, dict]]:
+    base = _small(EX / "tiny-moe.json")
+    out = []
+
+    def variant(name, **edits):
+        c = json.loads(json.dumps(base))
+        for path, value in edits.items():
+            node = c
+            keys = path.split("__")
+            for k in keys[:-1]:
+                node = node[k]
+            node[keys[-1]] = value
+        out.append((name, smelt.read_config(c).to_dict()))
+
+    variant("tied", tie_embeddings=True)
+    variant("layernorm", norm="layernorm")
+    variant("plain-ffn", ffn__type="plain", ffn__bias=True)
+    variant("qk-norm-full", attention__qk_norm="full", attention__qkv_bias=True, attention__out_bias=True)
+    variant("qk-norm-per-head", attention__qk_norm="per_head")
+    variant("sinks-sliding", attention__sinks=True, attention__pattern=["sliding", "full"], attention__window=4)
+    variant("mha", attention__num_kv_heads=base["attention"]["num_heads"])
+    variant("mqa", attention__num_kv_heads=1)
+    variant("sigmoid-router", moe__router_score="sigmoid")
+    variant("sigmoid-bias", moe__router_score="sigmoid", moe__router_bias=True)
+    variant("shared-gate", moe__shared_gate=True, moe__num_shared_experts=2)
+    variant("loop-3", loop={"span": "2-3", "count": 3})
+    variant("mtp", mtp_modules=2)
+    variant("mtp-tied", mtp_modules=1, tie_embeddings=True)
+    return out
+
+
+CASES = [(p.stem, _small(p)) for p in EXAMPLES] + _variants()
+
+
+def _parts(report: dict, cfg: dict) -> dict[str, int]:
+    """smelt's terms under the probe's part names (bench/memory_probe.py)."""
+    rank = report["worst_rank"]
+    out: dict[str, int] = {}
+    for i, v in enumerate(rank["visits"]):
+        t = v["activations"]["terms"]
+        out[f"visit{i}.attn_norm"] = t["attention_norm"]
+        out[f"visit{i}.attn"] = t["attention"]
+        out[f"visit{i}.ffn_norm"] = t["ffn_norm"]
+        out[f"visit{i}.ffn"] = t.get("moe", 0) + t.get("ffn", 0)
+    t = rank["activations"]["terms"]
+    out["embed"] = t["token_ids"]
+    out["final_norm"] = t["final_norm"]
+    head = t["head_input"]
+    loss = t["log_probabilities"] + t.get("targets", 0) + t["loss_weight"]
+    if cfg["tie_embeddings"]:  # a tied head is F.linear, saved in the loss's part by the probe
+        loss, head = loss + head, 0
+    out["lm_head"], out["loss"] = head, loss
+    out["mtp"] = t.get("mtp", 0)
+    return {k: v for k, v in out.items() if v}
+
+
+def _measured(by_part: dict[str, int], cfg: dict, dtype: str) -> dict[str, int]:
+    out = {k: v for k, v in by_part.items() if not k.startswith("mtp")}
+    mtp = sum(v for k, v in by_part.items() if k.startswith("mtp"))
+    if cfg.get("mtp_modules", 0):
+        # The MTP modules' heads and losses land in lm_head/loss: move them to mtp as smelt groups them.
+        n, h, v = BATCH * SEQ, cfg["hidden_size"], cfg["vocab_size"]
+        e = 4 if dtype == "float32" else 2
+        d = cfg["mtp_modules"]
+        extra_head = 0 if cfg["tie_embeddings"] else d * n * h * e
+        if extra_head:
+            out["lm_head"] -= extra_head
+        extra_loss = by_part["loss"] - (n * v * e + (8 * n if BATCH > 1 and SEQ > 1 else 0) + e)
+        if cfg["tie_embeddings"]:
+            extra_loss -= n * h * e
+        out["loss"] -= extra_loss
+        mtp += extra_head + extra_loss
+    if mtp:
+        out["mtp"] = mtp
+    return {k: v for k, v in out.items() if v}
+
+
+BATCH, SEQ = 2, 8
+
+
+@pytest.mark.parametrize("name,cfg", CASES, ids=[c[0] for c in CASES])
+def test_saved_activations_equal_smelt_byte_for_byte(name: str, cfg: dict) -> None:
+    model = ReferenceModel(cfg, True)
+    _init(model, 0)
+    tokens = torch.randint(0, cfg["vocab_size"], (BATCH, SEQ + cfg.get("mtp_modules", 0) + 1),
+                           generator=torch.Generator().manual_seed(1))
+    for dtype, word in DTYPES.items():  # float32 first: the same model, then cast
+        report = smelt.memory(cfg, micro_batch=BATCH, seq=SEQ, param_dtype=word).to_dict()
+        model.to(getattr(torch, dtype))
+        _, by_part, _ = probe._saved(model, tokens)
+        assert _parts(report, cfg) == _measured(by_part, cfg, dtype), dtype
+        assert report["worst_rank"]["activations"]["total"] == sum(by_part.values()), dtype
+
+
+@pytest.mark.parametrize("name", ["tiny-moe", "loop-3", "sigmoid-bias", "layernorm", "mtp", "plain-ffn"])
+def test_weights_gradients_and_adamw_state(name: str) -> None:
+    """One training step with every expert reached (256 tokens over tiny-moe's 8 experts, top-2)."""
+    cfg = dict(CASES)[name]
+    report = smelt.memory(cfg, micro_batch=4, seq=64).to_dict()["worst_rank"]
+    model = ReferenceModel(cfg, True)
+    _init(model, 0)
+    opt = torch.optim.AdamW(model.parameters())
+    tokens = torch.randint(0, cfg["vocab_size"], (4, 64 + cfg.get("mtp_modules", 0) + 1),
+                           generator=torch.Generator().manual_seed(1))
+    model.loss(tokens).backward()
+    opt.step()
+    nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)  # noqa: E731
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if len(grads) < len(trainable):
+        pytest.skip(f"{len(trainable) - len(grads)} parameter tensors got no gradient: an expert was not reached")
+    state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
+    assert report["weights"]["total"] == nbytes(model.parameters())
+    assert report["gradients"]["total"] == nbytes(grads)
+    assert report["optimizer"]["total"] == nbytes(state)
+    assert report["optimizer"]["terms"]["step"] == 4 * len(trainable)
