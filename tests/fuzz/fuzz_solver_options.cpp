@@ -8,8 +8,8 @@
 
 #include "harness.hpp"
 #include "option_flags.hpp"
-#include "smelt/memory.hpp"
 #include "smelt/error.hpp"
+#include "smelt/memory.hpp"
 #include "solve/space.hpp"
 #include "solver_options.hpp"
 #include "test_configs.hpp"
