@@ -30,3 +30,4 @@ BENCHMARK_CAPTURE(memory_of, smelt_baseline_54b, "smelt-baseline-54b.json", 1);
 BENCHMARK_CAPTURE(memory_of, smelt_looped_12l, "smelt-looped-12l.json", 1);
 BENCHMARK_CAPTURE(memory_of, deepseek_v3_pp4, "hf/deepseek-v3.json", 4);
 BENCHMARK_CAPTURE(memory_of, mixtral_8x7b, "hf/mixtral-8x7b.json", 1);
+BENCHMARK_MAIN();

@@ -108,7 +108,11 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
         vm.moe = c.is_moe_layer(v.layer);
         vm.attention = c.attention_at(v.layer);
         vm.recompute = mode;
-        vm.activations = visit_of(in, v.layer, mode);
+        // A visit's terms depend on the layer only through its kind: computed once per kind and mode.
+        const auto same = std::find_if(st.visits.begin(), st.visits.end(), [&](const VisitMemory& o) {
+          return o.moe == vm.moe && o.attention == vm.attention && o.recompute == mode;
+        });
+        vm.activations = same != st.visits.end() ? same->activations : visit_of(in, v.layer, mode);
         add_all(per_micro_batch, vm.activations);
         st.visits.push_back(std::move(vm));
       }
