@@ -119,7 +119,7 @@ TEST_CASE("ZeRO stages shard optimizer, gradients, weights over dp", "[memory]")
   }
 }
 
-TEST_CASE("full recompute keeps each visit's input alone; selective drops the mask and softmax", "[memory]") {
+TEST_CASE("full recompute keeps each visit input alone, selective drops the mask and softmax", "[memory]") {
   MemoryLayout l = small();
   l.recompute = Recompute::full;
   CHECK(memory(tiny(), l).stages[0].visits[0].activations.total == 32 * 64 * 4);
