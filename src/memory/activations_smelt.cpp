@@ -130,8 +130,10 @@ MemoryPart attention_mla(const Ctx& x, Recompute recompute) {
   p.add("query", sh.sharded(mul(heads, qk_dim, "activation elements"), x.e));
   p.add("keys", sh.sharded(mul(heads, qk_dim, "activation elements"), x.e));
   // The values are a view of kv_b_proj's output: the attention product keeps them alone, or (one sequence, or
-  // one token) the whole output they are a view of.
-  const std::int64_t value_width = x.b > 1 && x.s > 1 ? m.v_head_dim : m.qk_nope_head_dim + m.v_head_dim;
+  // one token) the whole output they are a view of; so does a checkpointed attention core (selective), whose
+  // kept input is that view.
+  const std::int64_t value_width =
+      x.b > 1 && x.s > 1 && recompute != Recompute::selective ? m.v_head_dim : m.qk_nope_head_dim + m.v_head_dim;
   p.add("values", sh.sharded(mul(heads, value_width, "activation elements"), x.e));
   if (recompute != Recompute::selective) {
     p.add("mask", sh.positional(mul(x.s, x.s, "activation elements"), 1));

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from ._common import norm, rope
 
@@ -53,6 +54,18 @@ def attend(m: nn.Module, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, star
     return torch.matmul(probs, v)
 
 
+def core(m: nn.Module, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, start: int) -> torch.Tensor:
+    """``attend``, under ``torch.utils.checkpoint`` when ``m.checkpoint_core`` (selective recompute) and training.
+
+    The reentrant form saves q, k and v with ``ctx.save_for_backward``, where ``saved_tensors_hooks`` see them
+    (the non-reentrant form keeps them out of the hooks' sight), and recomputes the scores, the mask and the
+    softmax in the backward; the mask is made inside from positions, so it is never a kept input.
+    """
+    if m.checkpoint_core and torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        return checkpoint(attend, m, q, k, v, start, use_reentrant=True)
+    return attend(m, q, k, v, start)
+
+
 class Attention(nn.Module):
     """GQA/MHA/MQA with explicit head_dim: H*(q + 2kv) + q*H weights, + biases, q/k norms, sinks."""
 
@@ -73,6 +86,7 @@ class Attention(nn.Module):
             self.q_norm, self.k_norm = norm(cfg, q), norm(cfg, kv)
         self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
         self.scale = 1.0 / math.sqrt(self.d)
+        self.checkpoint_core = False  # selective recompute (``core``), set by ReferenceModel
 
     def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
         """Attention of x's t tokens; with a ``KVCache``, they follow its ``length`` cached tokens."""
@@ -95,5 +109,5 @@ class Attention(nn.Module):
             cache.put(visit, (k[:, :, k.shape[2] - keep :], v[:, :, v.shape[2] - keep :]))
         rep = self.n_h // self.n_kv  # each KV head serves n_h / n_kv query heads
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        out = attend(self, q, k, v, start).transpose(1, 2).reshape(b, t, self.n_h * self.d)
+        out = core(self, q, k, v, start).transpose(1, 2).reshape(b, t, self.n_h * self.d)
         return self.o_proj(out)

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 import torch
 from torch import nn
 
-from ._attention import attend, held
+from ._attention import core, held
 from ._common import norm, rope
 
 
@@ -40,6 +40,7 @@ class MLA(nn.Module):
         self.o_proj = nn.Linear(self.n_h * self.d_v, h, bias=a["out_bias"])
         self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
         self.scale = 1.0 / math.sqrt(self.d_nope + self.d_rope)
+        self.checkpoint_core = False  # selective recompute (_attention.py's ``core``), set by ReferenceModel
 
     def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
         b, t, _ = x.shape
@@ -61,5 +62,5 @@ class MLA(nn.Module):
         kv = self.kv_b_proj(latent).view(b, n, self.n_h, self.d_nope + self.d_v).transpose(1, 2)
         k_nope, v = kv.split([self.d_nope, self.d_v], dim=-1)
         k = torch.cat([k_nope, k_rope.expand(b, self.n_h, n, self.d_rope)], dim=-1)
-        out = attend(self, q, k, v, start)
+        out = core(self, q, k, v, start)
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_h * self.d_v))

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 import smelt
 
@@ -40,6 +41,19 @@ class Block(nn.Module):
         self.ffn = MoE(cfg, renormalize) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
 
     def forward(
+        self, x: torch.Tensor, scale: float = 1.0, cache: KVCache | None = None, visit: int = 0,
+        recompute: bool = False,
+    ) -> torch.Tensor:
+        """``recompute``: under ``torch.utils.checkpoint`` when training (full recompute of this visit).
+
+        The reentrant form saves x alone, with ``ctx.save_for_backward`` (where ``saved_tensors_hooks`` see
+        it); RoPE's tables and the masks are made inside from positions, so they are recomputed, never kept.
+        """
+        if recompute and cache is None and torch.is_grad_enabled() and x.requires_grad:
+            return checkpoint(self._layer, x, scale, use_reentrant=True)
+        return self._layer(x, scale, cache, visit)
+
+    def _layer(
         self, x: torch.Tensor, scale: float = 1.0, cache: KVCache | None = None, visit: int = 0
     ) -> torch.Tensor:
         x = x + scale * self.attn(self.attn_norm(x), cache, visit)
@@ -58,16 +72,42 @@ def _moe_layers(cfg: Mapping[str, Any]) -> set[int]:
     return {i for i in range(cfg["num_layers"]) if i >= f and i % n == p}
 
 
-class ReferenceModel(nn.Module):
-    """Embedding, the layers (the looped span executed ``count`` times), final norm, LM head."""
+RECOMPUTE = ("none", "selective", "full")
 
-    def __init__(self, cfg: Mapping[str, Any], renormalize: bool = True) -> None:
+
+def _check_recompute(function: str, recompute: Any, recompute_layers: Any) -> None:
+    """smelt's MemoryLayout rules for the two recompute fields (docs/memory.md, "The layout")."""
+    if recompute not in RECOMPUTE:
+        raise ValueError(f"{function}(): recompute = {recompute!r}: must be 'none', 'selective' or 'full'")
+    check_int(function, "recompute_layers", recompute_layers, 0)
+    if recompute_layers and recompute != "full":
+        raise ValueError(f"{function}(): recompute_layers = {recompute_layers}: only with recompute = 'full'")
+
+
+class ReferenceModel(nn.Module):
+    """Embedding, the layers (the looped span executed ``count`` times), final norm, LM head.
+
+    ``recompute`` trades the activations a training forward keeps for a second forward in the backward, as
+    ``smelt.memory``'s field of that name counts (docs/memory.md, "Recompute"), with the reentrant
+    ``torch.utils.checkpoint``: ``"selective"`` recomputes every layer visit's attention core (the scores, the
+    mask, the softmax and its product with V; ``_attention.core``), ``"full"`` whole layer visits, the first
+    ``recompute_layers`` in the executed order (loop passes included; all when 0). The MTP modules' layers are
+    not the model's visits and are never recomputed (smelt counts them whole). Results are unchanged.
+    """
+
+    def __init__(
+        self, cfg: Mapping[str, Any], renormalize: bool = True, *, recompute: str = "none", recompute_layers: int = 0
+    ) -> None:
         super().__init__()
+        _check_recompute("ReferenceModel", recompute, recompute_layers)
+        self.recompute, self.recompute_layers = recompute, recompute_layers
         self.config = dict(cfg)
         v, h, n = cfg["vocab_size"], cfg["hidden_size"], cfg["num_layers"]
         pattern, moe = cfg["attention"]["pattern"], _moe_layers(cfg)
         self.embed = nn.Embedding(v, h)
         self.layers = nn.ModuleList(Block(cfg, pattern[i % len(pattern)], i in moe, renormalize) for i in range(n))
+        for layer in self.layers:
+            layer.attn.checkpoint_core = recompute == "selective"
         self.final_norm = norm(cfg, h)
         self.lm_head = None if cfg["tie_embeddings"] else nn.Linear(h, v, bias=False)
         self.schedule = self._schedule(cfg)
@@ -99,8 +139,10 @@ class ReferenceModel(nn.Module):
         if kv is not None and len(kv) not in (0, len(self.schedule)):
             raise ValueError(f"KVCache has {len(kv)} slots: this model has {len(self.schedule)} attention visits")
         x = self.embed(tokens)
+        full = self.recompute == "full"
         for v, (i, scale) in enumerate(self.schedule):  # a looped layer is the same module on every visit
-            x = self.layers[i](x, scale, kv, v)
+            again = full and (self.recompute_layers == 0 or v < self.recompute_layers)
+            x = self.layers[i](x, scale, kv, v, recompute=again)
         if kv is not None:
             kv.length += tokens.shape[1]
         if isinstance(cache, list):
@@ -141,7 +183,14 @@ def _hf_dict(cfg: Any) -> dict | None:
 
 
 def build_model(
-    cfg: Any, seed: int = 0, device: Any = None, renormalize: bool | None = None, sigmoid_form: str | None = None
+    cfg: Any,
+    seed: int = 0,
+    device: Any = None,
+    renormalize: bool | None = None,
+    sigmoid_form: str | None = None,
+    *,
+    recompute: str = "none",
+    recompute_layers: int = 0,
 ) -> ReferenceModel:
     """The reference model of ``cfg`` (a path, dict or ``smelt.Config``, native or Hugging Face).
 
@@ -153,8 +202,10 @@ def build_model(
     output (``"deepseek"``, DeepseekV3TopkRouter without the bias). None: ``"deepseek"`` for a DeepSeek Hugging
     Face config, ``"llama4"`` otherwise. With the correction bias the form is always DeepSeek's, and a DeepSeek
     config's ``router_bias`` is that bias (the choice alone) under softmax scores too.
+    ``recompute``, ``recompute_layers``: activation recompute in training (``ReferenceModel``).
     """
     check_int("build_model", "seed", seed, 0, MAX_SEED)
+    _check_recompute("build_model", recompute, recompute_layers)
     if sigmoid_form not in (None, "llama4", "deepseek"):
         raise ValueError(f"sigmoid_form = {sigmoid_form!r}: must be 'llama4' or 'deepseek'")
     c = native(cfg)
@@ -166,7 +217,7 @@ def build_model(
         sigmoid_form = "deepseek" if deepseek else "llama4"
     dev = torch.device(device) if device is not None else torch.device("cpu")
     with dev:
-        model = ReferenceModel(c, renormalize)
+        model = ReferenceModel(c, renormalize, recompute=recompute, recompute_layers=recompute_layers)
     for m in model.modules():
         if isinstance(m, MoE) and m.router.sigmoid_form is not None and m.router.e_score_correction_bias is None:
             m.router.sigmoid_form = sigmoid_form
