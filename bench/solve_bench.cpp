@@ -33,6 +33,30 @@ void measure(benchmark::State& state, const smelt::ModelConfig& b, const smelt::
 // The default space: 5,255 attention geometries under the shape rules.
 void solve_default_space(benchmark::State& state) { measure(state, baseline(), {}); }
 
+// The same under a memory limit: an H100's 80 GiB under a training layout (tp 2, ep 8, pp 5, dp 8, distributed
+// optimizer, bf16 weights, fp32 gradients and Adam, micro-batch 1 x 4096, selective recompute), which the best
+// candidates meet (about 44 GiB); 920 GiB per GPU at the default layout, which drops candidates (the best derived
+// config, 938 GiB, does not fit); and with memory matched as a fourth budget.
+void solve_default_space_h100(benchmark::State& state) {
+  smelt::MatchOptions o;
+  o.memory_limit = smelt::parse_device_memory("h100", "memory_limit");
+  smelt::MemoryLayout& l = o.memory_layout;
+  l.tp = 2, l.ep = 8, l.pp = 5, l.dp = 8, l.distributed_optimizer = true, l.seq = 4096;
+  l.param_dtype = smelt::Dtype::bf16, l.grad_dtype = l.optimizer_dtype = smelt::Dtype::fp32;
+  l.recompute = smelt::Recompute::selective;
+  measure(state, baseline(), {}, o);
+}
+void solve_default_space_memory_limit(benchmark::State& state) {
+  smelt::MatchOptions o;
+  o.memory_limit.bytes = std::int64_t{920} << 30;
+  measure(state, baseline(), {}, o);
+}
+void solve_default_space_memory_matched(benchmark::State& state) {
+  smelt::MatchOptions o;
+  o.match.push_back(smelt::Budget::memory);
+  measure(state, baseline(), {}, o);
+}
+
 // The attention box the default was before the shape rules (query heads kept,
 // KV heads and head_dim up to the Baseline's 6 and 96), under the width rule:
 // 337,680 candidates, few enough to count every one.
@@ -103,6 +127,9 @@ void solve_paper_cells(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(solve_default_space)->Unit(benchmark::kMillisecond);
+BENCHMARK(solve_default_space_h100)->Unit(benchmark::kMillisecond);
+BENCHMARK(solve_default_space_memory_limit)->Unit(benchmark::kMillisecond);
+BENCHMARK(solve_default_space_memory_matched)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(solve_two_contexts)->Unit(benchmark::kMillisecond);
 BENCHMARK(solve_old_box)->Unit(benchmark::kMillisecond);
 BENCHMARK(solve_paper_cells)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

@@ -104,12 +104,22 @@ std::string human_report(const MatchResult& r) {
                   fmt::format("{:.5f}", best.depth_to_width), ""});
   rows.push_back({"active params", human(static_cast<double>(r.baseline_active_params), Unit::count),
                   human(static_cast<double>(best.active_params), Unit::count), ""});
+  if (best.memory)
+    rows.push_back({"memory per GPU (layout)", human(best.memory->baseline, Unit::bytes),
+                    human(best.memory->candidate, Unit::bytes), signed_pct(best.memory->mismatch_pct)});
   rows.insert(rows.begin(), {"", "baseline", "derived", "mismatch"});
   out += render_cells(rows, 1);
   out += splits_line(best);
   out += fmt::format("max |mismatch| {:.3f}% over {}: {} the {}% tolerance ({} configs counted of {} in the space)\n",
                      best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
+  if (!best.memory) out += "memory per GPU: not shown: " + best.memory_note + "\n";
+  if (r.options.memory_limit.bytes > 0)
+    out += fmt::format(
+        "memory limit {} per GPU: {} candidate{} dropped, over it or not sharded by the layout (each replaced by the "
+        "closest that fits)\n",
+        human(static_cast<double>(r.options.memory_limit.bytes), Unit::bytes), r.dropped_for_memory,
+        r.dropped_for_memory == 1 ? "" : "s");
   for (const auto& line : r.why) out += "  why: " + line.text + "\n";
   out += relaxation_lines(r);
   if (r.candidates.size() > 1) {

@@ -72,6 +72,9 @@ std::string human_report(const MemoryReport& r) {
     out += part_line("activations", w.activations);
     out += fmt::format("  {} layer visits, {} micro-batch chunk(s) in flight, {} per micro-batch\n", w.visits.size(),
                        w.in_flight, bytes(w.activations_per_micro_batch));
+    if (!w.transient.terms.empty())
+      out += fmt::format("  {:<12} {:>10}  the backward's peak ({})\n", "transient", bytes(w.transient.total),
+                         w.transient.terms.front().name);
   }
   out += fmt::format("  {:<12} {:>10}", "total", bytes(r.total));
   if (l.device_memory.bytes > 0)

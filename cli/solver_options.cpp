@@ -5,7 +5,10 @@ namespace smelt::cli {
 SolverFlags::SolverFlags(CLI::App* sub, bool recipe, std::vector<std::string_view> skip_match)
     : recipe_(recipe ? std::optional<OptionFlags<LoopRecipe>>(std::in_place, sub) : std::nullopt),
       space_(sub),
-      match_(sub, std::move(skip_match)) {}
+      match_(sub, std::move(skip_match)),
+      // --context is MatchOptions::contexts here (a serving layout caches the config's context), and
+      // --memory-limit stands for the device.
+      layout_(sub, {"context", "device_memory"}) {}
 
 SolverSetup SolverFlags::setup() const {
   detail::Violations errors;
@@ -13,6 +16,7 @@ SolverSetup SolverFlags::setup() const {
   if (recipe_) recipe_->apply(s.recipe, errors);
   space_.apply(s.space, errors);
   match_.apply(s.options, errors);
+  layout_.apply(s.options.memory_layout, errors);
   errors.throw_if_any();
   return s;
 }

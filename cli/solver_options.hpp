@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "option_flags.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/solve.hpp"
 
 namespace smelt::cli {
@@ -19,7 +20,8 @@ struct SolverSetup {
 };
 
 // LoopRecipe's flags (derive: `recipe`; sweep sets its own), SearchSpace's and
-// MatchOptions' (but for `skip`, the MatchOptions rows a command does not offer).
+// MatchOptions' (but for `skip`, the MatchOptions rows a command does not offer), and
+// MemoryLayout's for the memory figures, limit and budget.
 class SolverFlags {
  public:
   SolverFlags(CLI::App* sub, bool recipe, std::vector<std::string_view> skip_match = {});
@@ -31,6 +33,7 @@ class SolverFlags {
   std::optional<OptionFlags<LoopRecipe>> recipe_;
   OptionFlags<SearchSpace> space_;
   OptionFlags<MatchOptions> match_;
+  OptionFlags<MemoryLayout> layout_;  // MatchOptions::memory_layout
 };
 
 // The matched budgets as "flops, params".

@@ -45,7 +45,8 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
                                 b.name, b.num_layers, b.hidden_size, b.moe.num_experts, geometry(b),
                                 fmt::join(budgets, ", "), fmt::join(contexts, ", "));
   std::vector<std::vector<std::string>> cells{{"kind", "variant", "span", "loops", "depth", "executed", "H", "experts",
-                                               "heads/kv/hd", "FLOPs", "params", "KV", "max", "within", "depth/width"}};
+                                               "heads/kv/hd", "FLOPs", "params", "KV", "max", "within", "depth/width",
+                                               "memory"}};
   std::size_t within = 0;
   for (const SweepRow& r : rows) {
     within += r.within_tolerance ? 1 : 0;
@@ -53,12 +54,12 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
                                 : r.kind == SweepKind::loop ? fmt::format("{:g}%", 100 * r.span_fraction)
                                                             : "-";
     const Knobs& k = r.knobs;
-    cells.push_back({std::string(to_string(r.kind)), variant, r.span, std::to_string(r.loops),
-                     std::to_string(r.config.num_layers), std::to_string(r.executed_layers), std::to_string(k.hidden),
-                     std::to_string(k.experts), geometry(r.config), signed_pct(r.flops_mismatch_pct),
-                     signed_pct(r.params_mismatch_pct), signed_pct(r.kv_mismatch_pct),
-                     fmt::format("{:.3f}%", r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no",
-                     fmt::format("{:.5f}", r.depth_to_width)});
+    cells.push_back(
+        {std::string(to_string(r.kind)), variant, r.span, std::to_string(r.loops), std::to_string(r.config.num_layers),
+         std::to_string(r.executed_layers), std::to_string(k.hidden), std::to_string(k.experts), geometry(r.config),
+         signed_pct(r.flops_mismatch_pct), signed_pct(r.params_mismatch_pct), signed_pct(r.kv_mismatch_pct),
+         fmt::format("{:.3f}%", r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no",
+         fmt::format("{:.5f}", r.depth_to_width), r.memory_mismatch_pct ? signed_pct(*r.memory_mismatch_pct) : "-"});
   }
   out += render_cells(cells, 3);  // the first three columns are names, the rest numbers
   out += fmt::format("{} of {} rows within the {}% tolerance\n", within, rows.size(), m.tolerance_pct);

@@ -31,8 +31,9 @@ Recompute parse_recompute(std::string_view s, std::string_view field);
 
 // How the bytes are counted. smelt: what the reference PyTorch model
 // (python/smelt/torch) keeps, op by op; korthikanti: Korthikanti et al. 2022's
-// 34sbh + 5as^2b per layer and its variants.
-enum class MemoryConvention { smelt, korthikanti };
+// 34sbh + 5as^2b per layer and its variants; megatron: Megatron-LM's
+// theoretical memory report in its expert-parallel form (docs/memory.md).
+enum class MemoryConvention { smelt, korthikanti, megatron };
 std::string_view to_string(MemoryConvention v);
 MemoryConvention parse_memory_convention(std::string_view s, std::string_view field);
 
@@ -108,9 +109,10 @@ struct OptionTable<MemoryLayout> {
       {"recompute_layers", OptionKind::integer, &MemoryLayout::recompute_layers, 0, 1 << 24,
        "Layer visits per stage that full recompute covers (default: all)"},
       {"convention", OptionKind::word, &MemoryLayout::convention, 0, 0,
-       "smelt (the reference model, op by op) or korthikanti (34sbh + 5as^2b per layer)"},
+       "smelt (the reference model, op by op), korthikanti (34sbh + 5as^2b per layer) or megatron (Megatron-LM's "
+       "theoretical memory report)"},
       {"param_dtype", OptionKind::word, &MemoryLayout::param_dtype, 0, 0,
-       "fp32, bf16 or fp16 (default: fp32 under smelt, bf16 under korthikanti)"},
+       "fp32, bf16 or fp16 (default: fp32 under smelt, bf16 otherwise)"},
       {"grad_dtype", OptionKind::word, &MemoryLayout::grad_dtype, 0, 0,
        "fp32, bf16 or fp16 (default: fp32, or the weights' under smelt)"},
       {"optimizer_dtype", OptionKind::word, &MemoryLayout::optimizer_dtype, 0, 0,
@@ -138,7 +140,7 @@ struct MemoryTerm {
 struct MemoryPart {
   std::int64_t total = 0;
   std::vector<MemoryTerm> terms;
-  void add(std::string name, std::int64_t bytes);  // adds to the term of that name, or appends it
+  void add(std::string_view name, std::int64_t bytes);  // adds to the term of that name, or appends it
   friend bool operator==(const MemoryPart&, const MemoryPart&) = default;
 };
 
@@ -163,6 +165,10 @@ struct StageMemory {
   MemoryPart optimizer;
   MemoryPart activations;  // per micro-batch terms x in_flight, plus the stage's own (embedding, head, loss)
   MemoryPart kv_cache;     // inference only
+  // The backward pass's largest temporaries beyond the above, at the point
+  // where they peak (one term: loss_backward, attention_backward,
+  // moe_backward or ffn_backward); smelt convention, one model-parallel rank.
+  MemoryPart transient;
   std::vector<VisitMemory> visits;
   std::int64_t total = 0;
 };

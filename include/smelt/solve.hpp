@@ -13,6 +13,7 @@
 #include "smelt/checked_config.hpp"
 #include "smelt/config.hpp"
 #include "smelt/error.hpp"
+#include "smelt/memory.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 
@@ -119,7 +120,7 @@ struct OptionTable<SearchSpace> {
   });
 };
 
-enum class Budget { flops, params, kv };
+enum class Budget { flops, params, kv, memory };
 std::string_view to_string(Budget v);
 Budget parse_budget(std::string_view s, std::string_view field);
 
@@ -132,15 +133,23 @@ struct MatchOptions {
   std::int64_t top = 5;                // >= 1: distinct candidates returned, the best and top - 1 alternatives
   bool relaxations = true;             // when the best misses the tolerance, solve each single relaxation
                                        // (MatchResult::relaxations, docs/solver.md section 8)
+  // Per-GPU memory (smelt::memory) of every candidate and the Baseline is
+  // reported under memory_layout; with a memory_limit a candidate whose
+  // memory exceeds it, or that the layout cannot shard, is dropped
+  // (docs/solver.md section 5, "Memory per GPU"); Budget::memory matches it.
+  DeviceMemory memory_limit;   // bytes, or a named device; 0: no limit
+  MemoryLayout memory_layout;  // its own field table (MemoryLayout)
 };
 
 // MatchOptions' fields (include/smelt/option_fields.hpp).
 template <>
 struct OptionTable<MatchOptions> {
   static constexpr std::string_view owner = "MatchOptions";
-  using Field = OptionField<MatchOptions, std::vector<Budget>, bool, std::vector<std::int64_t>, double, std::int64_t>;
+  using Field = OptionField<MatchOptions, std::vector<Budget>, bool, std::vector<std::int64_t>, double, std::int64_t,
+                            DeviceMemory>;
   static constexpr auto fields = std::to_array<Field>({
-      {"match", OptionKind::word_list, &MatchOptions::match, 0, 0, "Budgets to match: flops, params, kv"},
+      {"match", OptionKind::word_list, &MatchOptions::match, 0, 0,
+       "Budgets to match: flops, params, kv, memory (per-GPU bytes under the memory layout)"},
       {"flops_with_head", OptionKind::boolean, &MatchOptions::flops_with_head, 0, 1,
        "Include the LM head in the FLOPs budget"},
       {"contexts", OptionKind::integer_list, &MatchOptions::contexts, 1, 1 << 30,
@@ -151,6 +160,9 @@ struct OptionTable<MatchOptions> {
        "Candidates to report: the best and top - 1 alternatives"},
       {"relaxations", OptionKind::boolean, &MatchOptions::relaxations, 0, 1,
        "When the best misses the tolerance, solve each single relaxation of the space"},
+      {"memory_limit", OptionKind::word, &MatchOptions::memory_limit, 0, 0,
+       "Drop candidates whose per-GPU memory under the memory layout exceeds this: bytes with a unit (80GiB) or "
+       "a device (h100, h200, b200, a100-40, a100-80, mi300x)"},
   });
 };
 
@@ -215,6 +227,11 @@ struct Candidate {
   std::int64_t executed_layers = 0;
   double depth_to_width = 0;  // executed layers / hidden size
   std::int64_t active_params = 0;
+  // Per-GPU bytes under MatchOptions::memory_layout (MemoryReport::total)
+  // against the Baseline's; absent, with memory_note saying why, where the
+  // layout cannot shard the candidate or the Baseline.
+  std::optional<BudgetValue> memory;
+  std::string memory_note;
 };
 
 // One field a relaxation changes, named as the library spells it, and its new
@@ -257,6 +274,10 @@ struct MatchResult {
   std::vector<Relaxation> relaxations;
   std::int64_t space_size = 0;  // candidates in the declared space
   std::int64_t evaluated = 0;   // configs the search counted
+  // With MatchOptions::memory_limit: candidates that would have entered the
+  // list but exceeded the limit or could not be sharded by the layout (each
+  // replaced by the closest one with fewer experts that fits, if any).
+  std::int64_t dropped_for_memory = 0;
 };
 
 // Throws config_error (exit code 2 in the CLI) for an empty or contradictory

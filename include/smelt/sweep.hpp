@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,10 @@ struct SweepRow {
   double max_abs_mismatch_pct = 0;  // the solver's objective over the matched budgets
   bool within_tolerance = false;
   double depth_to_width = 0;  // executed layers / hidden size
+  // Per-GPU bytes under MatchOptions::memory_layout and the change from the
+  // Baseline's (Candidate::memory); absent where the layout cannot shard either.
+  std::optional<std::int64_t> memory_bytes;
+  std::optional<double> memory_mismatch_pct;
 };
 
 // Every violation of `options` for this Baseline, each naming

@@ -186,8 +186,10 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
     Returns the match report (``smelt-match derive --json``): ``best``,
     ``alternatives`` (distinct: each with its ``equivalent_head_splits`` and
     ``head_splits``), ``best_config``, budgets per context (FLOPs per token,
-    parameters, KV bytes per token; mismatches in percent), ``within_tolerance``,
-    ``why`` and ``relaxations``. A best outside the tolerance is returned, not
+    parameters, KV bytes per token; mismatches in percent), each candidate's
+    per-GPU ``memory_bytes`` beside the Baseline's under the MemoryLayout keywords
+    (``memory_limit`` drops those that do not fit, ``match`` with ``memory`` matches it),
+    ``within_tolerance``, ``why`` and ``relaxations``. A best outside the tolerance is returned, not
     raised; messages and relaxations name the library's fields (the keywords),
     where the CLI names its flags. A bad keyword or value raises ConfigError.
     """
@@ -197,9 +199,9 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
 def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     """The matched ablation grid: loop spans x loop counts, and depth-to-width variants.
 
-    The SweepOptions keywords below, and the SearchSpace and MatchOptions
+    The SweepOptions keywords below, and the SearchSpace, MatchOptions and MemoryLayout
     keywords of ``derive`` (each row is the best candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
-    config, knobs and signed mismatches in percent.
+    config, knobs, signed mismatches in percent and per-GPU memory.
     """
     return SweepReport(_core.sweep(_native(baseline), _keywords("sweep", options)))
 
@@ -359,7 +361,7 @@ def supported_hf_model_types() -> list[str]:
     return _core.supported_hf_model_types()
 
 
-_options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions")
-_options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions")
+_options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions", "MemoryLayout")
+_options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions", "MemoryLayout")
 _options.document(fit, "FitOptions")
 _options.document(memory, "MemoryLayout")

@@ -310,7 +310,8 @@ class HeadSplit(Node):
 class Candidate(Node):
     """A derived config: name, knobs, equivalent_head_splits (how many splits of its attention and KV widths the
     space holds, itself included), head_splits (each, its own first), budgets (first context),
-    max_abs_mismatch_pct, contexts, layers_executed, depth_to_width, active_params, residual_scale, config."""
+    max_abs_mismatch_pct, contexts, layers_executed, depth_to_width, active_params, residual_scale, memory_bytes
+    (per-GPU bytes under the memory layout beside the Baseline's, or None with memory_note saying why), config."""
 
 
 class Baseline(Node):
@@ -346,7 +347,8 @@ class MatchResult(Report):
 
 class SweepRow(Node):
     """One solve of a sweep: kind, span_fraction, depth_multiplier, span, loops, depth, the knobs, the signed
-    mismatches in percent, within_tolerance, config."""
+    mismatches in percent, within_tolerance, depth_to_width, memory_bytes and memory_mismatch_pct (None where the
+    memory layout cannot shard the row), config."""
 
 
 class SweepReport(Report):
@@ -354,7 +356,8 @@ class SweepReport(Report):
 
 
 class MemoryReport(Report):
-    """Bytes one GPU holds (``smelt-match memory --json``): ``total``, ``worst_rank``, ``per_stage``, ``layout``."""
+    """Bytes one GPU holds (``smelt-match memory --json``): ``total`` (the training step's peak, the backward's
+    ``transient`` included), ``worst_rank``, ``per_stage``, ``layout``."""
 
 
 class LawParams(Node):

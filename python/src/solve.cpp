@@ -18,6 +18,7 @@ std::string derive(const CheckedConfig& baseline, const std::string& kwargs) {
   kw.read(recipe);
   kw.read(space);
   kw.read(options);
+  kw.read(options.memory_layout);
   kw.finish();
   return match_report_json(solve(baseline, recipe, space, options));
 }
@@ -30,6 +31,7 @@ std::string sweep(const CheckedConfig& baseline, const std::string& kwargs) {
   kw.read(sweep_options);
   kw.read(space);
   kw.read(options);
+  kw.read(options.memory_layout);
   kw.finish();
   options.top = 1;  // each row is the best candidate
   return sweep_report_json(baseline, smelt::sweep(baseline, sweep_options, space, options), options);

@@ -19,8 +19,9 @@ constexpr detail::EnumNames<Dtype, 4> kDtypes{
     {{Dtype::fp32, "fp32"}, {Dtype::bf16, "bf16"}, {Dtype::fp16, "fp16"}, {Dtype::automatic, "auto"}}};
 constexpr detail::EnumNames<Recompute, 3> kRecompute{
     {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
-constexpr detail::EnumNames<MemoryConvention, 2> kConventions{
-    {{MemoryConvention::smelt, "smelt"}, {MemoryConvention::korthikanti, "korthikanti"}}};
+constexpr detail::EnumNames<MemoryConvention, 3> kConventions{{{MemoryConvention::smelt, "smelt"},
+                                                               {MemoryConvention::korthikanti, "korthikanti"},
+                                                               {MemoryConvention::megatron, "megatron"}}};
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
@@ -88,14 +89,14 @@ DeviceMemory parse_device_memory(std::string_view s, std::string_view field) {
   throw config_error(Violation(std::string(field), fmt::format("\"{}\"", detail::excerpt(s)), rule()));
 }
 
-void MemoryPart::add(std::string name, std::int64_t bytes) {
+void MemoryPart::add(std::string_view name, std::int64_t bytes) {
   total = detail::add(total, bytes, "memory bytes");
   for (MemoryTerm& t : terms)
     if (t.name == name) {
       t.bytes = detail::add(t.bytes, bytes, "memory bytes");
       return;
     }
-  terms.push_back({std::move(name), bytes});
+  terms.push_back({std::string(name), bytes});
 }
 
 }  // namespace smelt

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "memory/activations.hpp"
+#include "memory/megatron.hpp"
 #include "memory/model_state.hpp"
 #include "memory/resolved_layout.hpp"
 #include "smelt/count.hpp"
@@ -75,10 +76,23 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
   const auto visit_of = smelt ? memory_detail::smelt_visit : memory_detail::korthikanti_visit;
   const auto outside_of = smelt ? memory_detail::smelt_outside : memory_detail::korthikanti_outside;
   const std::vector<LayerVisit> visits = schedule(c).visits();
+  // The backward's transient peak is modelled on one model-parallel rank (transient.cpp).
+  const bool one_rank = l.tp == 1 && l.pp == 1 && l.cp == 1 && l.ep == 1 && l.etp == 1;
 
   MemoryReport report;
   report.model = c.name;
   report.layout = l;
+  if (l.convention == MemoryConvention::megatron) {
+    report.stages.push_back(memory_detail::megatron_stage(c, r));
+    report.total = report.stages.front().total;
+    if (l.device_memory.bytes > 0)
+      report.fraction_of_device = static_cast<double>(report.total) / static_cast<double>(l.device_memory.bytes);
+    report.assumptions.push_back(
+        "Megatron-LM's formula: the first pipeline stage is the most loaded (it holds L / pp layers, the MTP "
+        "modules and the embedding); every layer visit keeps the activations of a dense layer of the dense width; "
+        "the vocabulary padded to a multiple of 128 x tp");
+    return report;
+  }
   const std::int64_t stages = static_cast<std::int64_t>(r.stage_layers.size());
   for (std::int64_t s = 0; s < stages; ++s) {
     const auto& layers = r.stage_layers[static_cast<std::size_t>(s)];
@@ -95,7 +109,8 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
       st.optimizer = std::move(state.optimizer);
       // Full recompute covers the stage's first recompute_layers visits (all of them when 0).
       std::int64_t recomputed = 0;
-      MemoryPart per_micro_batch;
+      // Each kind of visit (MoE or dense, attention kind, recompute mode) once, with how many visits it has.
+      std::vector<std::pair<std::size_t, std::int64_t>> kinds;
       for (const LayerVisit& v : visits) {
         if (v.layer < layers.front() || v.layer > layers.back()) continue;
         Recompute mode = l.recompute;
@@ -109,19 +124,31 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
         vm.attention = c.attention_at(v.layer);
         vm.recompute = mode;
         // A visit's terms depend on the layer only through its kind: computed once per kind and mode.
-        const auto same = std::find_if(st.visits.begin(), st.visits.end(), [&](const VisitMemory& o) {
+        const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) {
+          const VisitMemory& o = st.visits[k.first];
           return o.moe == vm.moe && o.attention == vm.attention && o.recompute == mode;
         });
-        vm.activations = same != st.visits.end() ? same->activations : visit_of(in, v.layer, mode);
-        add_all(per_micro_batch, vm.activations);
+        if (same != kinds.end()) {
+          vm.activations = st.visits[same->first].activations;
+          ++same->second;
+        } else {
+          vm.activations = visit_of(in, v.layer, mode);
+          kinds.emplace_back(st.visits.size(), 1);
+        }
         st.visits.push_back(std::move(vm));
       }
+      MemoryPart per_micro_batch;
+      for (const auto& [first_of_kind, visits_of_kind] : kinds)
+        for (const MemoryTerm& t : st.visits[first_of_kind].activations.terms)
+          per_micro_batch.add(t.name, mul(t.bytes, visits_of_kind, "activation bytes"));
       add_all(per_micro_batch, outside_of(in, first, last));
       st.activations_per_micro_batch = per_micro_batch.total;
       st.in_flight = chunks_in_flight(r, s);
       st.activations = scaled(per_micro_batch, st.in_flight, l.vpp);
+      if (smelt && one_rank && !st.visits.empty()) st.transient = memory_detail::smelt_transient(in, st);
     }
-    for (const MemoryPart* p : {&st.weights, &st.gradients, &st.optimizer, &st.activations, &st.kv_cache})
+    for (const MemoryPart* p :
+         {&st.weights, &st.gradients, &st.optimizer, &st.activations, &st.kv_cache, &st.transient})
       st.total = add(st.total, p->total, "memory bytes");
     report.stages.push_back(std::move(st));
   }
@@ -134,6 +161,11 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
     report.assumptions.push_back(
         "routing is balanced: every expert receives tokens (so holds gradients and optimizer state), and each "
         "expert-parallel rank receives top_k x its tokens");
+  if (smelt && !l.inference)
+    report.assumptions.push_back(
+        one_rank ? "the backward's peak: the largest temporaries of the reference model's backward on one rank "
+                   "(transient), with gradients kept between steps"
+                 : "no backward transient: it is modelled on one model-parallel rank (tp = pp = cp = ep = 1) only");
   if (l.vpp > 1)
     report.assumptions.push_back(
         "interleaving: a stage's activations per micro-batch are spread evenly over its vpp chunks");

@@ -3,20 +3,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memory/layout_json.hpp"
 #include "smelt/memory_report.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/schema_version.hpp"
 
 namespace smelt {
+namespace memory_detail {
 namespace {
 
 using nlohmann::ordered_json;
-
-ordered_json part(const MemoryPart& p) {
-  ordered_json terms = ordered_json::object();
-  for (const MemoryTerm& t : p.terms) terms[t.name] = t.bytes;
-  return {{"total", p.total}, {"terms", terms}};
-}
 
 ordered_json value_of(std::int64_t v) { return v; }
 ordered_json value_of(bool v) { return v; }
@@ -27,11 +23,26 @@ ordered_json value_of(E v) {
   return std::string(to_string(v));
 }
 
+}  // namespace
+
 ordered_json layout_json(const MemoryLayout& l) {
   ordered_json j = ordered_json::object();
   for (const auto& row : OptionTable<MemoryLayout>::fields)
     std::visit([&](auto member) { j[std::string(row.name)] = value_of(l.*member); }, row.member);
   return j;
+}
+
+}  // namespace memory_detail
+
+namespace {
+
+using memory_detail::layout_json;
+using nlohmann::ordered_json;
+
+ordered_json part(const MemoryPart& p) {
+  ordered_json terms = ordered_json::object();
+  for (const MemoryTerm& t : p.terms) terms[t.name] = t.bytes;
+  return {{"total", p.total}, {"terms", terms}};
 }
 
 ordered_json stage_json(const StageMemory& s, bool training, bool visits) {
@@ -43,6 +54,7 @@ ordered_json stage_json(const StageMemory& s, bool training, bool visits) {
     j["gradients"] = part(s.gradients);
     j["optimizer"] = part(s.optimizer);
     j["activations"] = part(s.activations);
+    j["transient"] = part(s.transient);
     j["in_flight"] = s.in_flight;
     j["activations_per_micro_batch"] = s.activations_per_micro_batch;
   } else {

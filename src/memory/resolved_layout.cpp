@@ -29,6 +29,24 @@ Dtype or_default(Dtype given, Dtype fallback) { return given == Dtype::automatic
 
 }  // namespace
 
+void check_shards(const ModelConfig& config, const MemoryLayout& l, detail::Violations& errors) {
+  const auto& a = config.attention;
+  divides(errors, "tp", l.tp, a.num_heads, "attention.num_heads");
+  if (a.type == AttentionType::gqa && l.tp > 0 && a.num_kv_heads % l.tp != 0 && l.tp % a.num_kv_heads != 0)
+    errors.add(field("tp"), std::to_string(l.tp),
+               fmt::format("must divide attention.num_kv_heads ({}) or be a multiple of it (KV heads replicated)",
+                           a.num_kv_heads));
+  if (config.ffn.dense_width > 0) divides(errors, "tp", l.tp, config.ffn.dense_width, "ffn.dense_width");
+  if (config.is_moe()) {
+    divides(errors, "ep", l.ep, config.moe.num_experts, "moe.num_experts");
+    divides(errors, "etp", l.etp, config.moe.expert_width, "moe.expert_width");
+    if (config.moe.num_shared_experts > 0) divides(errors, "tp", l.tp, config.moe.shared_width, "moe.shared_width");
+  } else {
+    if (l.ep > 1) errors.add(field("ep"), std::to_string(l.ep), "must be 1 for a dense config (it has no experts)");
+    if (l.etp > 1) errors.add(field("etp"), std::to_string(l.etp), "must be 1 for a dense config (it has no experts)");
+  }
+}
+
 ResolvedLayout resolve_layout(const ModelConfig& config, const MemoryLayout& layout) {
   detail::Violations errors;
   for (const auto& row : OptionTable<MemoryLayout>::fields)
@@ -60,20 +78,7 @@ ResolvedLayout resolve_layout(const ModelConfig& config, const MemoryLayout& lay
   r.activation_bytes = bytes_of(l.activation_dtype);
 
   const auto& a = config.attention;
-  divides(errors, "tp", l.tp, a.num_heads, "attention.num_heads");
-  if (a.type == AttentionType::gqa && l.tp > 0 && a.num_kv_heads % l.tp != 0 && l.tp % a.num_kv_heads != 0)
-    errors.add(field("tp"), std::to_string(l.tp),
-               fmt::format("must divide attention.num_kv_heads ({}) or be a multiple of it (KV heads replicated)",
-                           a.num_kv_heads));
-  if (config.ffn.dense_width > 0) divides(errors, "tp", l.tp, config.ffn.dense_width, "ffn.dense_width");
-  if (config.is_moe()) {
-    divides(errors, "ep", l.ep, config.moe.num_experts, "moe.num_experts");
-    divides(errors, "etp", l.etp, config.moe.expert_width, "moe.expert_width");
-    if (config.moe.num_shared_experts > 0) divides(errors, "tp", l.tp, config.moe.shared_width, "moe.shared_width");
-  } else {
-    if (l.ep > 1) errors.add(field("ep"), std::to_string(l.ep), "must be 1 for a dense config (it has no experts)");
-    if (l.etp > 1) errors.add(field("etp"), std::to_string(l.etp), "must be 1 for a dense config (it has no experts)");
-  }
+  check_shards(config, l, errors);
   // Megatron's rule: the expert grid (ep x etp) tiles the dense grid (tp x cp x dp) of each pipeline stage.
   const std::int64_t dense_ranks = detail::mul(detail::mul(l.tp, l.cp, "ranks"), l.dp, "ranks");
   const std::int64_t expert_ranks = detail::mul(l.ep, l.etp, "ranks");
@@ -108,9 +113,19 @@ ResolvedLayout resolve_layout(const ModelConfig& config, const MemoryLayout& lay
   if (l.recompute_layers > 0 && l.recompute != Recompute::full)
     errors.add(field("recompute_layers"), std::to_string(l.recompute_layers),
                "counts the layers of full recompute: needs recompute = full");
-  if (l.convention == MemoryConvention::korthikanti && r.activation_bytes != 2)
+  if (!smelt && r.activation_bytes != 2)
     errors.add(field("activation_dtype"), std::string(to_string(l.activation_dtype)),
-               "must be bf16 or fp16 under the korthikanti convention (its bytes are 16-bit activations)");
+               fmt::format("must be bf16 or fp16 under the {} convention (its bytes are 16-bit activations)",
+                           to_string(l.convention)));
+  if (l.convention == MemoryConvention::megatron) {  // what Megatron-LM's formula has no term for
+    const auto refuse = [&](std::string_view name, std::string value, std::string_view rule) {
+      errors.add(field(name), std::move(value), fmt::format("the megatron convention {}", rule));
+    };
+    if (l.inference) refuse("inference", "true", "counts training memory only");
+    if (l.zero > 0) refuse("zero", std::to_string(l.zero), "knows the distributed optimizer, not ZeRO");
+    if (!l.pp_layers.empty())
+      refuse("pp_layers", fmt::format("{}", fmt::join(l.pp_layers, ",")), "splits the layers evenly (L / pp)");
+  }
 
   // Pipeline stages: the stored layers, split as given or as evenly as possible (the first stages one more).
   const std::int64_t n = config.num_layers;

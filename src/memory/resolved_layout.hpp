@@ -8,6 +8,7 @@
 
 #include "smelt/config.hpp"
 #include "smelt/memory.hpp"
+#include "smelt/violations.hpp"
 
 namespace smelt::memory_detail {
 
@@ -21,6 +22,10 @@ struct ResolvedLayout {
   std::int64_t microbatches = 0;                        // resolved: at least pp when not given
   std::int64_t expert_dp = 1;                           // data-parallel ranks an expert's optimizer state spans
 };
+
+// The rules that tie the layout's parallel sizes to the config's heads, KV
+// heads, FFN widths and experts (tp, ep, etp must divide them), added to `errors`.
+void check_shards(const ModelConfig& config, const MemoryLayout& layout, detail::Violations& errors);
 
 // Checks every field of `layout` against its row and the config (config_error
 // listing every field, value and rule at once) and resolves its defaults.

@@ -1,6 +1,7 @@
 // solve_brute_force(): counts every candidate of the space. The reference the
 // tests hold solve() to, and the baseline of its benchmark.
 #include "solve/found.hpp"
+#include "solve/memory_budget.hpp"
 #include "solve/relax.hpp"
 
 namespace smelt {
@@ -14,8 +15,10 @@ MatchResult solve_brute_force(const CheckedConfig& baseline, const LoopRecipe& r
                               const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
   const detail::Objective objective(options);
-  const detail::ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
+  const detail::ExactBudgets target = detail::memory_target(baseline, plan);
+  const bool limited = options.memory_limit.bytes > 0;
   std::int64_t evaluated = 0;
+  std::optional<std::int64_t> smallest;
   detail::TopCandidates top(plan, static_cast<std::size_t>(options.top));
   for (const detail::Geometry& g : plan.geometries) {
     const detail::IndexSpan span = detail::hidden_span(plan, g);
@@ -26,12 +29,23 @@ MatchResult solve_brute_force(const CheckedConfig& baseline, const LoopRecipe& r
         detail::TopCandidates best_e(plan, 1);
         for (const std::int64_t e : plan.experts) {
           ++evaluated;
-          const auto budgets = detail::exact_budgets(detail::make_candidate(plan, h, e, g, w), plan.contexts);
+          const ModelConfig c = detail::make_candidate(plan, h, e, g, w);
+          auto budgets = detail::exact_budgets(c, plan.contexts);
+          if (objective.memory || limited) {
+            const detail::MemoryFigure m = detail::memory_figure(c, options.memory_layout);
+            if (!detail::fits(m, options)) {
+              if (m.bytes && (!smallest || *m.bytes < *smallest)) smallest = m.bytes;
+              continue;
+            }
+            budgets.memory = *m.bytes;
+          }
           best_e.offer({objective.score(budgets, target), h, e, g, w});
         }
+        if (best_e.sorted().empty()) continue;  // no expert count of this (H, geometry, width) fits
         top.offer(best_e.sorted().front());
       }
   }
+  if (top.sorted().empty()) detail::throw_none_fits(plan, smallest);
   return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
                                   options,
                                   [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,

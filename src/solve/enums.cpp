@@ -12,7 +12,8 @@ using detail::parse_of;
 
 constexpr EnumNames<FfnScaling, 3> kFfnScaling{
     {{FfnScaling::proportional, "proportional"}, {FfnScaling::fixed, "fixed"}, {FfnScaling::searched, "searched"}}};
-constexpr EnumNames<Budget, 3> kBudget{{{Budget::flops, "flops"}, {Budget::params, "params"}, {Budget::kv, "kv"}}};
+constexpr EnumNames<Budget, 4> kBudget{
+    {{Budget::flops, "flops"}, {Budget::params, "params"}, {Budget::kv, "kv"}, {Budget::memory, "memory"}}};
 constexpr EnumNames<SweepKind, 3> kSweepKind{
     {{SweepKind::baseline, "baseline"}, {SweepKind::loop, "loop"}, {SweepKind::depth, "depth"}}};
 

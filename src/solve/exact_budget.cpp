@@ -121,11 +121,12 @@ ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vecto
 }
 
 Objective::Objective(const MatchOptions& o)
-    : flops(false), params(false), kv(false), flops_with_head(o.flops_with_head) {
+    : flops(false), params(false), kv(false), memory(false), flops_with_head(o.flops_with_head) {
   for (const Budget b : o.match) {
     flops |= b == Budget::flops;
     params |= b == Budget::params;
     kv |= b == Budget::kv;
+    memory |= b == Budget::memory;
   }
 }
 
@@ -146,6 +147,7 @@ std::vector<i128> Objective::components(const ExactBudgets& b) const {
     if (kv) out.push_back(b.kv_bytes[i]);
   }
   if (params) out.push_back(b.params_non_embedding);
+  if (memory) out.push_back(b.memory);
   return out;
 }
 

@@ -20,6 +20,7 @@ struct ExactBudgets {
   std::vector<i128> lm_head;              // one per context
   std::vector<i128> kv_bytes;             // one per context
   std::int64_t params_non_embedding = 0;
+  i128 memory = 0;  // per-GPU bytes (memory_budget.hpp), set only where Objective::memory
 };
 
 // Layers with the same cost: MoE or dense, attention kind, visits (1 or the
@@ -68,6 +69,7 @@ struct Objective {
   bool flops = true;
   bool params = true;
   bool kv = true;
+  bool memory = false;
   bool flops_with_head = false;
 
   explicit Objective(const MatchOptions& options);

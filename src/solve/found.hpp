@@ -32,6 +32,8 @@ class TopCandidates {
   bool less(const Found& a, const Found& b) const;
   void offer(const Found& f);
   bool full() const { return kept_.size() >= capacity_; }
+  // Whether offering `f` now would keep it.
+  bool admits(const Found& f) const { return !full() || less(f, kept_.back()); }
   // The largest mismatch of the worst kept candidate: a config whose largest
   // mismatch is above it cannot enter.
   const Fraction& threshold() const { return kept_.back().score.front(); }

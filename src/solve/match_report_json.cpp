@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/native_json.hpp"
+#include "memory/layout_json.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/match_report.hpp"
 
@@ -54,6 +55,9 @@ ordered_json candidate(const Candidate& c) {
   j["depth_to_width"] = c.depth_to_width;
   j["active_params"] = c.active_params;
   j["residual_scale"] = c.config.loop.active() ? c.config.loop.residual_scale : 1.0;
+  // Per-GPU bytes under the memory layout, or null with the reason.
+  j["memory_bytes"] = c.memory ? count_budget(*c.memory) : ordered_json();
+  j["memory_note"] = c.memory ? ordered_json() : ordered_json(c.memory_note);
   j["config"] = detail::config_json(c.config);
   return j;
 }
@@ -116,6 +120,10 @@ std::string match_report_json(const MatchResult& r) {
                  {"heads", range(r.space.heads)},
                  {"expert_width", range(r.space.expert_width)},
                  {"relaxations", r.options.relaxations}};
+  j["memory"] = {{"layout", memory_detail::layout_json(r.options.memory_layout)},
+                 {"limit_bytes", r.options.memory_limit.bytes},
+                 {"limit_name", r.options.memory_limit.name},
+                 {"dropped", r.dropped_for_memory}};
   j["space_size"] = r.space_size;
   j["evaluated"] = r.evaluated;
   j["within_tolerance"] = r.within_tolerance;

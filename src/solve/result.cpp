@@ -6,6 +6,7 @@
 
 #include "smelt/count.hpp"
 #include "solve/found.hpp"
+#include "solve/memory_budget.hpp"
 #include "util/mention.hpp"
 
 namespace smelt::detail {
@@ -67,6 +68,19 @@ std::vector<HeadSplit> head_splits(const Plan& plan, const Found& f) {
   std::vector<HeadSplit> out{{f.geometry.heads, f.geometry.kv_heads, f.geometry.head_dim}};
   for (const Geometry& g : same) out.push_back({g.heads, g.kv_heads, g.head_dim});
   return out;
+}
+
+// The candidate's per-GPU memory beside the Baseline's, where the layout shards both.
+void describe_memory(Candidate& c, const MemoryFigure& baseline, const MatchOptions& options) {
+  const MemoryFigure m = memory_figure(c.config, options.memory_layout);
+  if (!baseline.bytes) {
+    c.memory_note = "the Baseline: " + baseline.error;
+  } else if (!m.bytes) {
+    c.memory_note = m.error;
+  } else {
+    const auto b = static_cast<double>(*baseline.bytes), x = static_cast<double>(*m.bytes);
+    c.memory = BudgetValue{b, x, 100.0 * (x - b) / b};
+  }
 }
 
 Candidate describe(const Plan& plan, const Found& f, const ExactBudgets& target) {
@@ -185,8 +199,10 @@ MatchResult build_result(const Plan& plan, const std::vector<Found>& found, cons
   const CostReport base = count(plan.baseline);
   r.baseline_executed_layers = base.executed_layers;
   r.baseline_active_params = base.params.active;
+  const MemoryFigure base_memory = memory_figure(plan.baseline, plan.options.memory_layout);
   for (const Found& f : found) {
     r.candidates.push_back(describe(plan, f, target));
+    describe_memory(r.candidates.back(), base_memory, plan.options);
     if (r.candidates.size() > 1) r.candidates.back().config.name += fmt::format("-alt{}", r.candidates.size() - 1);
   }
   r.space_size = plan.space_size();

@@ -13,8 +13,10 @@
 // exact; tests compare against brute force.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "solve/found.hpp"
+#include "solve/memory_budget.hpp"
 #include "solve/relax.hpp"
 
 namespace smelt {
@@ -31,7 +33,11 @@ constexpr i128 kMaxI64 = std::numeric_limits<i64>::max();
 
 class Search {
  public:
-  Search(const detail::Plan& plan, const ExactBudgets& target)
+  // What every offer must pass: nothing; that the memory layout shards it; or that, sharded, it fits the
+  // memory limit (and, matched, memory is counted for it).
+  enum class Gate { none, shards, memory };
+
+  Search(const detail::Plan& plan, const ExactBudgets& target, Gate gate)
       : plan_(plan),
         objective_(plan.options),
         goal_(objective_.components(target)),
@@ -39,7 +45,22 @@ class Search {
         // Baseline (names, lists) per count cost as much as counting it.
         scratch_(detail::make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front(),
                                         plan.widths.front())),
-        top_(plan, static_cast<std::size_t>(plan.options.top)) {}
+        top_(plan, static_cast<std::size_t>(plan.options.top)),
+        target_memory_(target.memory),
+        gate_(gate),
+        checked_(gate != Gate::none) {}
+
+  // Visits the geometries in order of their KV mismatch until none can enter.
+  void run(const ExactBudgets& target) {
+    for (const Ranked& r : rank(target)) {
+      // Every candidate with this geometry has a largest mismatch of at least its
+      // KV mismatch; the ranking makes every later geometry worse still.
+      if (done(r.kv)) break;
+      // Each expert width in turn: it moves no KV cache, so it shares the
+      // geometry's place in the ranking.
+      for (const i64 w : plan_.widths) visit(r.geometry, w);
+    }
+  }
 
   // The geometries in order of their KV mismatch, each with it. The KV cache
   // depends on neither H, E nor the FFN widths: it is counted from the
@@ -104,19 +125,76 @@ class Search {
       if (top_.full() && over(c0)) break;  // and every wider H with it
       const Components c1 = one_e ? c0 : (reuse ? probed : components(h, plan_.experts.back(), g, w));
       if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
-      offer_best_e(h, g, w, c0, c1);
+      if (offer_best_e(h, g, w, c0, c1)) break;   // over the memory limit at the fewest experts, as every wider H
     }
   }
 
   bool done(const Fraction& kv) const { return top_.full() && detail::compare(kv, top_.threshold()) > 0; }
   const std::vector<detail::Found>& sorted() const { return top_.sorted(); }
   i64 evaluated() const { return evaluated_; }
+  i64 dropped() const { return dropped_; }
+  // The smallest memory of a dropped candidate, for the error when none fits.
+  const std::optional<i64>& smallest_dropped() const { return smallest_dropped_; }
 
  private:
   Components components(i64 h, i64 e, const Geometry& g, i64 w) {
     ++evaluated_;
     detail::set_knobs(plan_, h, e, g, w, scratch_);
-    return objective_.components(detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds));
+    detail::ExactBudgets b = detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
+    // A candidate the layout cannot shard is never offered (fits()); its memory component is the target's,
+    // so that it prunes nothing (docs/solver.md section 5, "Memory per GPU").
+    if (objective_.memory)
+      b.memory =
+          detail::memory_figure(scratch_, plan_.options.memory_layout).bytes.value_or(static_cast<i64>(target_memory_));
+    return objective_.components(b);
+  }
+
+  // Whether the candidate fits the memory limit and the layout can shard it;
+  // remembers the smallest memory of those that do not.
+  bool fits(i64 h, i64 e, const Geometry& g, i64 w) {
+    detail::set_knobs(plan_, h, e, g, w, scratch_);
+    if (gate_ == Gate::shards) {
+      over_limit_ = false;
+      return detail::shardable(scratch_, plan_.options.memory_layout);
+    }
+    const detail::MemoryFigure m = detail::memory_figure(scratch_, plan_.options.memory_layout);
+    over_limit_ = m.bytes && plan_.options.memory_limit.bytes > 0 && *m.bytes > plan_.options.memory_limit.bytes;
+    if (detail::fits(m, plan_.options)) return true;
+    if (m.bytes && (!smallest_dropped_ || *m.bytes < *smallest_dropped_)) smallest_dropped_ = m.bytes;
+    return false;
+  }
+
+  // Offers `f`, or under a memory limit the closest candidate of its (H, g, w)
+  // that fits: memory does not fall as the expert count k rises, and below
+  // the best k the objective only worsens as k falls, so that is the largest
+  // fitting k below it (`score_at` scores an index of Plan::experts).
+  // Returns whether even the fewest experts exceed the limit: memory does not
+  // fall as H rises either, so then no wider H of this (g, w) fits.
+  template <class ScoreAt>
+  bool offer(detail::Found f, i64 best_k, ScoreAt score_at) {
+    if (!checked_) {
+      top_.offer(f);
+      return false;
+    }
+    if (!top_.admits(f)) return false;
+    if (fits(f.hidden, f.experts, f.geometry, f.expert_width)) {
+      top_.offer(f);
+      return false;
+    }
+    ++dropped_;
+    if (best_k == 0 || !fits(f.hidden, plan_.experts.front(), f.geometry, f.expert_width)) return over_limit_;
+    i64 lo = 0, hi = best_k - 1;  // experts[lo] fits
+    while (lo < hi) {
+      const i64 mid = lo + (hi - lo + 1) / 2;
+      if (fits(f.hidden, plan_.experts[static_cast<std::size_t>(mid)], f.geometry, f.expert_width))
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    f.experts = plan_.experts[static_cast<std::size_t>(lo)];
+    f.score = score_at(lo);
+    if (top_.admits(f)) top_.offer(f);
+    return false;
   }
 
   bool short_of(const Components& at_largest_e) const {
@@ -134,21 +212,31 @@ class Search {
   }
 
   // The best expert count of one (H, g, w), from its components at the
-  // smallest (c0) and the largest (c1) expert count, offered to the top list.
-  void offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1) {
+  // smallest (c0) and the largest (c1) expert count, offered to the top list;
+  // true where the fewest experts exceed the memory limit (offer()).
+  bool offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1) {
     const i64 n = static_cast<i64>(plan_.experts.size());
-    // Each component is affine in the expert index k: c0 + k * step.
+    // Each component is affine in the expert index k: c0 + k * step. Memory is
+    // not (the most loaded pipeline stage can change with E, sharded optimizer
+    // state rounds up): matched, every E is counted.
     std::vector<i128> step(c0.size(), 0);
-    bool affine = true;
+    bool affine = !objective_.memory;
     for (std::size_t i = 0; i < c0.size() && n > 1; ++i) {
       affine = affine && (c1[i] - c0[i]) % (n - 1) == 0;
       step[i] = (c1[i] - c0[i]) / (n - 1);
     }
-    if (!affine) {  // never expected: then count every E rather than trust a line
+    if (!affine) {  // memory matched, or never expected: then count every E rather than trust a line
       detail::TopCandidates best_e(plan_, 1);
-      for (const i64 e : plan_.experts) best_e.offer({objective_.score(components(h, e, g, w), goal_), h, e, g, w});
-      top_.offer(best_e.sorted().front());
-      return;
+      bool beyond = false;
+      for (const i64 e : plan_.experts) {
+        if (checked_ && !fits(h, e, g, w)) {
+          beyond = beyond || (e == plan_.experts.front() && over_limit_);
+          continue;
+        }
+        best_e.offer({objective_.score(components(h, e, g, w), goal_), h, e, g, w});
+      }
+      if (!best_e.sorted().empty()) top_.offer(best_e.sorted().front());
+      return beyond;
     }
     const auto at = [&](i64 k) {
       Components c = c0;
@@ -185,7 +273,8 @@ class Search {
       detail::Score left = objective_.score(at(lo - 1), goal_);
       if (detail::compare(left, best) < 0) best = std::move(left), best_k = lo - 1;
     }
-    top_.offer({std::move(best), h, plan_.experts[static_cast<std::size_t>(best_k)], g, w});
+    return offer({std::move(best), h, plan_.experts[static_cast<std::size_t>(best_k)], g, w}, best_k,
+                 [&](i64 k) { return objective_.score(at(k), goal_); });
   }
 
   const detail::Plan& plan_;
@@ -193,7 +282,13 @@ class Search {
   const Components goal_;
   ModelConfig scratch_;
   detail::TopCandidates top_;
+  i128 target_memory_;
+  Gate gate_;
+  bool checked_;  // gate_ is not none
   i64 evaluated_ = 0;
+  i64 dropped_ = 0;
+  std::optional<i64> smallest_dropped_;
+  bool over_limit_ = false;  // the last fits(): over the limit (not refused by the layout)
 };
 
 }  // namespace
@@ -206,18 +301,24 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
 MatchResult solve(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                   const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
-  const ExactBudgets target = detail::exact_budgets(baseline, plan.contexts);
-  Search search(plan, target);
-  for (const Search::Ranked& r : search.rank(target)) {
-    // Every candidate with this geometry has a largest mismatch of at least its
-    // KV mismatch; the ranking makes every later geometry worse still.
-    if (search.done(r.kv)) break;
-    // Each expert width in turn: it moves no KV cache, so it shares the
-    // geometry's place in the ranking.
-    for (const i64 w : plan.widths) search.visit(r.geometry, w);
+  const ExactBudgets target = detail::memory_target(baseline, plan);
+  // Under a memory limit alone, the search over what the layout shards first: when every candidate it keeps
+  // fits, they are the best that fit too, and memory was counted for them alone (docs/solver.md section 5,
+  // "Memory per GPU").
+  using Gate = Search::Gate;
+  const bool matched = detail::Objective(plan.options).memory;
+  const bool limited = plan.options.memory_limit.bytes > 0;
+  std::optional<Search> search(std::in_place, plan, target,
+                               matched ? Gate::memory : (limited ? Gate::shards : Gate::none));
+  search->run(target);
+  if (limited && !matched && !detail::all_fit(plan, search->sorted())) {
+    search.emplace(plan, target, Gate::memory);
+    search->run(target);
   }
-  return detail::with_relaxations(detail::build_result(plan, search.sorted(), target, search.evaluated()), baseline,
-                                  recipe, space, options,
+  if (search->sorted().empty()) detail::throw_none_fits(plan, search->smallest_dropped());
+  MatchResult result = detail::build_result(plan, search->sorted(), target, search->evaluated());
+  result.dropped_for_memory = search->dropped();
+  return detail::with_relaxations(std::move(result), baseline, recipe, space, options,
                                   [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,
                                      const MatchOptions& o) { return solve(b, r, s, o); });
 }

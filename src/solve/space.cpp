@@ -13,6 +13,7 @@
 #include "smelt/violations.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
+#include "solve/memory_budget.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 
@@ -48,7 +49,8 @@ void check_scalars(const SearchSpace& space, const MatchOptions& options, Violat
     errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be a percentage >= {}", tolerance_row.lo));
   else if (options.tolerance_pct > tolerance_row.hi)
     errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be at most {}", tolerance_row.hi));
-  if (options.match.empty()) errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv");
+  if (options.match.empty())
+    errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv, memory");
 }
 
 // The derived model's depth and loop. Returns the depth the other knobs are
@@ -192,6 +194,14 @@ Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const Se
 
   plan.hidden = list_multiples(hidden.range.lo, hidden.range.hi, space.align_hidden);
   plan.experts = b.is_moe() ? list_multiples(experts.lo, experts.hi, space.align_experts) : std::vector<i64>{0};
+  if (memory_in_search(options)) {  // the expert counts the layout's expert parallelism splits: still a progression
+    std::erase_if(plan.experts, [&](i64 e) { return !ep_divides(options, e); });
+    if (plan.experts.empty())
+      errors.add("MemoryLayout::ep", std::to_string(options.memory_layout.ep),
+                 fmt::format("must divide some expert count of the space (multiples of {} in [{}, {}])",
+                             space.align_experts, experts.lo, experts.hi));
+    errors.throw_if_any();
+  }
   list_geometries(b, space, attention, plan, errors);
   errors.throw_if_any();
   plan.widths = space.ffn == FfnScaling::searched ? list_multiples(width.range.lo, width.range.hi, space.align_ffn)

@@ -63,6 +63,10 @@ SweepRow make_row(SweepKind kind, LoopRecipe recipe, const MatchResult& r) {
   row.max_abs_mismatch_pct = best.max_abs_mismatch_pct;
   row.within_tolerance = r.within_tolerance;
   row.depth_to_width = best.depth_to_width;
+  if (best.memory) {
+    row.memory_bytes = static_cast<std::int64_t>(best.memory->candidate);
+    row.memory_mismatch_pct = best.memory->mismatch_pct;
+  }
   return row;
 }
 

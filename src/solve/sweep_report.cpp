@@ -34,6 +34,8 @@ ordered_json row_json(const SweepRow& r) {
   j["max_abs_mismatch_pct"] = r.max_abs_mismatch_pct;
   j["within_tolerance"] = r.within_tolerance;
   j["depth_to_width"] = r.depth_to_width;
+  j["memory_bytes"] = r.memory_bytes ? ordered_json(*r.memory_bytes) : ordered_json();
+  j["memory_mismatch_pct"] = r.memory_mismatch_pct ? ordered_json(*r.memory_mismatch_pct) : ordered_json();
   j["config"] = detail::config_json(r.config);
   return j;
 }
@@ -61,12 +63,26 @@ std::string sweep_report_csv(const std::vector<SweepRow>& rows) {
   const auto text = [](const auto& v) { return fmt::format("{}", v); };
   for (const SweepRow& r : rows) {
     const Knobs& k = r.knobs;
-    out +=
-        detail::csv_record({std::string(to_string(r.kind)), text(r.span_fraction), text(r.depth_multiplier), r.span,
-                            text(r.loops), text(r.config.num_layers), text(r.executed_layers), text(k.hidden),
-                            text(k.experts), text(k.heads), text(k.kv_heads), text(k.head_dim),
-                            text(r.flops_mismatch_pct), text(r.params_mismatch_pct), text(r.kv_mismatch_pct),
-                            text(r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no", text(r.depth_to_width)});
+    out += detail::csv_record({std::string(to_string(r.kind)),
+                               text(r.span_fraction),
+                               text(r.depth_multiplier),
+                               r.span,
+                               text(r.loops),
+                               text(r.config.num_layers),
+                               text(r.executed_layers),
+                               text(k.hidden),
+                               text(k.experts),
+                               text(k.heads),
+                               text(k.kv_heads),
+                               text(k.head_dim),
+                               text(r.flops_mismatch_pct),
+                               text(r.params_mismatch_pct),
+                               text(r.kv_mismatch_pct),
+                               text(r.max_abs_mismatch_pct),
+                               r.within_tolerance ? "yes" : "no",
+                               text(r.depth_to_width),
+                               r.memory_bytes ? text(*r.memory_bytes) : "",
+                               r.memory_mismatch_pct ? text(*r.memory_mismatch_pct) : ""});
   }
   return out;
 }

@@ -40,4 +40,4 @@ smelt_cli_test(derive.error.range EXIT 2 ARGS derive ${SMELT_EX}/smelt-baseline-
 smelt_cli_test(derive.error.span EXIT 2 ARGS derive ${SMELT_EX}/smelt-baseline-12l.json --span 10-14
                STDOUT_EMPTY STDERR "--span = \"10-14\": must satisfy 1 <= first <= last <= 12 \\(the layers\\)")
 smelt_cli_test(derive.error.match EXIT 2 ARGS derive ${SMELT_EX}/smelt-baseline-12l.json --match flops,latency
-               STDOUT_EMPTY STDERR "--match = \"latency\": must be one of flops, params, kv")
+               STDOUT_EMPTY STDERR "--match = \"latency\": must be one of flops, params, kv, memory")

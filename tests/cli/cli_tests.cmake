@@ -98,11 +98,11 @@ smelt_cli_test(error.unknown_model_type EXIT 2 ARGS count ${SMELT_BAD}/unknown_m
 
 # sweep: the matched ablation grid; rows outside the tolerance are marked "no", not errors (exit code 0).
 smelt_cli_test(sweep.table EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json
-               STDOUT "kind +variant +span +loops +depth +executed +H +experts +heads/kv/hd +FLOPs +params +KV +max +within +depth/width\nbaseline +- +none +1 +12 +12 +1280 +192 +10/2/128 +\\+0.000% +\\+0.000% +\\+0.000% +0.000% +yes +0.00937\nloop +25% +5-7 +2 +12 +15 .*\nloop +50% +4-9 +2 +12 +18 +1152 +240 +12/3/56 .* no .*\ndepth +1.5x +none +1 +18 +18 .*\n[0-9]+ of 17 rows within the 1% tolerance\n")
+               STDOUT "kind +variant +span +loops +depth +executed +H +experts +heads/kv/hd +FLOPs +params +KV +max +within +depth/width +memory\nbaseline +- +none +1 +12 +12 +1280 +192 +10/2/128 +\\+0.000% +\\+0.000% +\\+0.000% +0.000% +yes +0.00937 +\\+0.000%\nloop +25% +5-7 +2 +12 +15 .*\nloop +50% +4-9 +2 +12 +18 +1152 +240 +12/3/56 .* no .*\ndepth +1.5x +none +1 +18 +18 .*\n[0-9]+ of 17 rows within the 1% tolerance\n")
 smelt_cli_test(sweep.percent EXIT 0 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans 50% --loops 3 --depths none
                STDOUT "\nloop +50% +2-3 +3 +4 +8 .*\n0 of 1 rows within")
 smelt_cli_test(sweep.csv EXIT 0 ARGS sweep --csv --depths none ${SMELT_EX}/smelt-baseline-12l.json
-               STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375\nloop,0.25,1,5-7,2,12,15,")
+               STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375,[0-9]+,0\nloop,0.25,1,5-7,2,12,15,")
 smelt_cli_test(sweep.json EXIT 0 ARGS sweep --json --spans 0 --depths 0.5 ${SMELT_EX}/smelt-baseline-12l.json
                STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"sweep\",\n  \"baseline\": \"smelt-baseline-12l\",.*\"rows\": \\[\n    {\n      \"kind\": \"baseline\",.*\"kind\": \"depth\",.*\"depth\": 6,")
 smelt_cli_test(sweep.error.options EXIT 2 STDOUT_EMPTY

@@ -78,7 +78,11 @@ TEST_CASE("tiny-moe's weights, gradients and AdamW state", "[memory]") {
   CHECK(s.gradients.total == 1478912);
   // Two moments, and AdamW's float32 `step` for each of the 114 parameter tensors.
   CHECK(s.optimizer.total == 2 * 1478912 + 114 * 4);
-  CHECK(r.total == 2 * 1478912 + 2958280 + 1282324);
+  // The backward's peak is its first op, the cross-entropy's: the gradients of the log-probabilities and of the
+  // logits, 2 x 32 tokens x 1000 x 4 bytes, less the targets (256) and loss weight (4) it has freed.
+  CHECK(s.transient.total == 2 * 32 * 1000 * 4 - 256 - 4);
+  CHECK(s.transient.terms.front().name == "loss_backward");
+  CHECK(r.total == 2 * 1478912 + 2958280 + 1282324 + 255740);
 }
 
 TEST_CASE("tensor and expert parallelism divide the weights", "[memory]") {

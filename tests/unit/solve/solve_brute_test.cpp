@@ -70,8 +70,12 @@ constexpr std::int64_t kMaxBruteForce = 100'000;  // candidates per trial
 // With `searched_width`, MoE Baselines search the expert width too (its
 // default domain or a random sub-range of it), shared and dense widths
 // following it.
-void compare_with_brute_force(int trials, bool searched_width) {
-  Random r{20261130};
+// With `memory`, per-GPU memory under a random layout (expert and tensor
+// parallel, micro-batch) is a limit near the Baseline's, a matched budget, or both.
+enum class Memory { off, limit, match, both };
+
+void compare_with_brute_force(int trials, bool searched_width, Memory memory = Memory::off) {
+  Random r{memory == Memory::off ? 20261130u : 20261205u + static_cast<unsigned>(memory)};
   std::int64_t smart_work = 0;
   std::int64_t brute_work = 0;
   int empty_spaces = 0;
@@ -130,6 +134,25 @@ void compare_with_brute_force(int trials, bool searched_width) {
     o.top = r.in(1, 4);
     // Relaxations solve a dozen spaces more each: one trial in twenty, drawing no random number.
     o.relaxations = trial % 20 == 0;
+    if (memory != Memory::off) {
+      MemoryLayout& l = o.memory_layout;
+      l.micro_batch = r.in(1, 2);
+      l.seq = r.in(8, 64);
+      l.ep = r.in(1, 2);
+      l.tp = r.in(0, 3) == 0 ? 2 : 1;
+      l.dp = l.ep;
+      double base = 0;
+      try {  // the layout must hold for the Baseline (its candidates may still break it: they are dropped)
+        base = static_cast<double>(smelt::memory(CheckedConfig(b), l).total);
+      } catch (const config_error&) {
+        l.ep = l.tp = l.dp = 1;
+        base = static_cast<double>(smelt::memory(CheckedConfig(b), l).total);
+      }
+      if (memory != Memory::limit) o.match.push_back(Budget::memory);
+      // A limit a little below or above the Baseline's memory.
+      if (memory != Memory::match)
+        o.memory_limit.bytes = static_cast<std::int64_t>(base * (0.85 + 0.05 * static_cast<double>(r.in(0, 6))));
+    }
     INFO("trial " << trial);
     MatchResult fast;
     try {
@@ -144,7 +167,8 @@ void compare_with_brute_force(int trials, bool searched_width) {
     }
     // Free query heads under a wide width ratio can hold a million candidates:
     // brute force would take seconds, so such a draw is replaced by the next.
-    if (fast.space_size > kMaxBruteForce) {
+    // Brute force counts each candidate's memory too: smaller spaces then.
+    if (fast.space_size > (memory == Memory::off ? kMaxBruteForce : kMaxBruteForce / 25)) {
       ++redrawn;
       --trial;
       continue;
@@ -165,16 +189,17 @@ void compare_with_brute_force(int trials, bool searched_width) {
       CHECK(fast.relaxations[i].error == slow.relaxations[i].error);
     }
     CHECK(fast.space_size == slow.space_size);
-    CHECK(slow.evaluated == slow.space_size);
+    if (memory == Memory::off) CHECK(slow.evaluated == slow.space_size);
     smart_work += fast.evaluated;
     brute_work += slow.evaluated;
   }
   // The search counts far fewer configs than the spaces hold.
   CHECK(smart_work * 3 < brute_work);
-  // Few spaces are empty: nearly every trial compares two lists.
-  CHECK(empty_spaces * 10 < trials);
+  // Few spaces are empty: nearly every trial compares two lists (a memory
+  // limit below every candidate, or a layout the Baseline breaks, empties more).
+  CHECK(empty_spaces * (memory == Memory::off ? 10 : 3) < trials);
   INFO("redrawn " << redrawn << ", empty " << empty_spaces);
-  CHECK(redrawn * 2 < trials);
+  CHECK(redrawn * 2 < trials * (memory == Memory::off ? 1 : 8));  // memory's spaces are capped 25x smaller
 }
 
 }  // namespace
@@ -186,4 +211,17 @@ TEST_CASE("the solver's top candidates equal brute force on 240 random spaces", 
 TEST_CASE("with the expert width searched, the top candidates equal brute force on 30 random spaces",
           "[solve][brute]") {
   compare_with_brute_force(30, true);
+}
+
+TEST_CASE("under a memory limit, the top candidates equal brute force on 40 random spaces", "[solve][brute][memory]") {
+  compare_with_brute_force(40, false, Memory::limit);
+}
+
+TEST_CASE("with memory matched, the top candidates equal brute force on 12 random spaces", "[solve][brute][memory]") {
+  compare_with_brute_force(12, false, Memory::match);
+}
+
+TEST_CASE("with memory matched and limited, the top candidates equal brute force on 8 random spaces",
+          "[solve][brute][memory]") {
+  compare_with_brute_force(8, true, Memory::both);
 }
