@@ -111,6 +111,7 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
       std::int64_t recomputed = 0;
       // Each kind of visit (MoE or dense, attention kind, recompute mode) once, with how many visits it has.
       std::vector<std::pair<std::size_t, std::int64_t>> kinds;
+      st.visits.reserve(visits.size());
       for (const LayerVisit& v : visits) {
         if (v.layer < layers.front() || v.layer > layers.back()) continue;
         Recompute mode = l.recompute;

@@ -6,6 +6,8 @@
 // (routed experts: over their own data-parallel ranks).
 #include "memory/model_state.hpp"
 
+#include <array>
+
 #include "memory/division.hpp"
 #include "util/checked.hpp"
 
@@ -57,18 +59,34 @@ ModelState model_state(const ModelConfig& c, const CostReport& cost, const Resol
   };
   std::int64_t layer_norms = 0;
   for (const LayerCost& lc : cost.layers) layer_norms = add(layer_norms, lc.params.norms, "parameters");
+  // Each layer's share, rounded up layer by layer, summed per term, the terms named in the order they first appear.
+  struct Sum {
+    const char* name;
+    std::int64_t ParamTerms::*member;
+    std::int64_t split;
+    std::int64_t total = 0;
+  };
+  std::array<Sum, 5> sums{{{"attention", &ParamTerms::attention, l.tp},
+                           {"norms", &ParamTerms::norms, 1},
+                           {"router", &ParamTerms::router, 1},
+                           {"shared_experts", &ParamTerms::shared_experts, l.tp},
+                           {"dense_ffn", &ParamTerms::dense_ffn, l.tp}}};
+  std::vector<std::size_t> order;
+  std::int64_t experts = 0;
   for (std::int64_t i : layers) {
     const ParamTerms& p = cost.layers[static_cast<std::size_t>(i)].params;
-    dense("attention", p.attention, l.tp);
-    dense("norms", p.norms, 1);
-    dense("router", p.router, 1);
-    dense("shared_experts", p.shared_experts, l.tp);
-    dense("dense_ffn", p.dense_ffn, l.tp);
-    if (p.experts > 0) s.experts.add("experts", ceil_div(p.experts / l.ep, l.etp));
+    for (std::size_t k = 0; k < sums.size(); ++k)
+      if (const std::int64_t elements = p.*sums[k].member; elements > 0) {
+        if (sums[k].total == 0) order.push_back(k);
+        sums[k].total = add(sums[k].total, ceil_div(elements, sums[k].split), "parameters");
+      }
+    if (p.experts > 0) experts = add(experts, ceil_div(p.experts / l.ep, l.etp), "parameters");
     s.tensors = add(s.tensors, layer_tensors(c, i), "parameter tensors");
     if (c.is_moe_layer(i) && c.moe.router_bias && c.moe.router_score == RouterScore::sigmoid)
       s.frozen = add(s.frozen, c.moe.num_experts, "parameters");
   }
+  for (std::size_t k : order) s.dense.add(sums[k].name, sums[k].total);
+  if (experts > 0) s.experts.add("experts", experts);
   if (first) {
     dense("embedding", cost.params.embedding, l.tp);
     s.tensors += 1;
