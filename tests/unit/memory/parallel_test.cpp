@@ -10,25 +10,15 @@
 
 #include "smelt/config_io.hpp"
 #include "smelt/memory.hpp"
+#include "tiny_moe_layout.hpp"
 
 using namespace smelt;
 
 namespace {
 
-CheckedConfig tiny() { return read_checked_config(std::string(SMELT_SOURCE_DIR) + "/examples/tiny-moe.json"); }
-
-MemoryLayout small() {
-  MemoryLayout l;
-  l.micro_batch = 2;
-  l.seq = 16;
-  return l;
-}
-
-std::int64_t term(const MemoryPart& p, const std::string& name) {
-  for (const MemoryTerm& t : p.terms)
-    if (t.name == name) return t.bytes;
-  return -1;
-}
+using test::small;
+using test::term;
+using test::tiny;
 
 }  // namespace
 
