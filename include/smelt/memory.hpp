@@ -131,16 +131,19 @@ struct OptionTable<MemoryLayout> {
   });
 };
 
-// A sum and the named terms it adds up, in bytes.
+// A sum and the named terms it adds up, in bytes. Term names are the
+// library's own words, string literals of static storage: a view of one is
+// never left dangling, and a report's rows copy without allocating names.
 struct MemoryTerm {
-  std::string name;
+  std::string_view name;
   std::int64_t bytes = 0;
   friend bool operator==(const MemoryTerm&, const MemoryTerm&) = default;
 };
 struct MemoryPart {
   std::int64_t total = 0;
   std::vector<MemoryTerm> terms;
-  void add(std::string_view name, std::int64_t bytes);  // adds to the term of that name, or appends it
+  // Adds to the term of that name, or appends it; `name` must be of static storage (a literal or a term's name).
+  void add(std::string_view name, std::int64_t bytes);
   friend bool operator==(const MemoryPart&, const MemoryPart&) = default;
 };
 

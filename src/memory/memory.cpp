@@ -44,6 +44,19 @@ void add_all(MemoryPart& to, const MemoryPart& from) {
   for (const MemoryTerm& t : from.terms) to.add(t.name, t.bytes);
 }
 
+// The KV cache's term for a kind of attention layer.
+std::string_view kv_term(LayerAttention kind) {
+  switch (kind) {
+    case LayerAttention::sliding:
+      return "sliding_attention";
+    case LayerAttention::chunked:
+      return "chunked_attention";
+    case LayerAttention::full:
+      break;
+  }
+  return "full_attention";
+}
+
 // The KV cache of the stage's attention visits: batch x the tokens each visit
 // holds at the context x its elements per token, heads split over tp (KV
 // heads replicated where tp exceeds them).
@@ -57,7 +70,7 @@ MemoryPart kv_cache(const ModelConfig& c, const CostReport& cost, const Resolved
     const LayerCost& lc = cost.layers[static_cast<std::size_t>(i)];
     const std::int64_t per_visit = mul(lc.kv_elements_per_visit, lc.kv_tokens_held, "KV cache bytes");
     const std::int64_t bytes = mul(mul(per_visit, lc.visits, "KV cache bytes"), c.kv_cache_bytes, "KV cache bytes");
-    out.add(fmt::format("{}_attention", to_string(lc.attention)), mul(bytes / split, l.batch, "KV cache bytes"));
+    out.add(kv_term(lc.attention), mul(bytes / split, l.batch, "KV cache bytes"));
   }
   return out;
 }

@@ -155,9 +155,11 @@ class Search {
     detail::set_knobs(plan_, h, e, g, w, scratch_);
     if (gate_ == Gate::shards) {
       over_limit_ = false;
+      last_bytes_.reset();
       return detail::shardable(scratch_, plan_.options.memory_layout);
     }
     const detail::MemoryFigure m = detail::memory_figure(scratch_, plan_.options.memory_layout);
+    last_bytes_ = m.bytes;
     over_limit_ = m.bytes && plan_.options.memory_limit.bytes > 0 && *m.bytes > plan_.options.memory_limit.bytes;
     if (detail::fits(m, plan_.options)) return true;
     if (m.bytes && (!smallest_dropped_ || *m.bytes < *smallest_dropped_)) smallest_dropped_ = m.bytes;
@@ -182,11 +184,34 @@ class Search {
       return false;
     }
     ++dropped_;
+    const std::optional<i64> over_at_best = last_bytes_;
     if (best_k == 0 || !fits(f.hidden, plan_.experts.front(), f.geometry, f.expert_width)) return over_limit_;
-    i64 lo = 0, hi = best_k - 1;  // experts[lo] fits
+    const auto fits_at = [&](i64 k) {
+      return fits(f.hidden, plan_.experts[static_cast<std::size_t>(k)], f.geometry, f.expert_width);
+    };
+    i64 lo = 0, hi = best_k - 1;  // experts[lo] fits; experts[hi + 1] does not
+    // Memory is close to affine in k: the line through the fewest experts and best_k guesses the last k that
+    // fits, and two counts there (it fits, the next does not) settle it where the guess is right. The
+    // bisection after it is exact whatever the guess.
+    if (over_at_best && last_bytes_ && *over_at_best > *last_bytes_) {
+      const i128 room = i128{plan_.options.memory_limit.bytes} - *last_bytes_;
+      const i64 guess = std::clamp(static_cast<i64>(room * best_k / (i128{*over_at_best} - *last_bytes_)), lo, hi);
+      if (guess > lo) {
+        if (fits_at(guess))
+          lo = guess;
+        else
+          hi = guess - 1;
+      }
+      if (lo == guess && guess < hi) {
+        if (fits_at(guess + 1))
+          lo = guess + 1;
+        else
+          hi = guess;
+      }
+    }
     while (lo < hi) {
       const i64 mid = lo + (hi - lo + 1) / 2;
-      if (fits(f.hidden, plan_.experts[static_cast<std::size_t>(mid)], f.geometry, f.expert_width))
+      if (fits_at(mid))
         lo = mid;
       else
         hi = mid - 1;
@@ -288,7 +313,8 @@ class Search {
   i64 evaluated_ = 0;
   i64 dropped_ = 0;
   std::optional<i64> smallest_dropped_;
-  bool over_limit_ = false;  // the last fits(): over the limit (not refused by the layout)
+  bool over_limit_ = false;        // the last fits(): over the limit (not refused by the layout)
+  std::optional<i64> last_bytes_;  // the last fits(): the memory counted, if it was
 };
 
 }  // namespace

@@ -48,8 +48,10 @@ bool within(const Row& row, double value) {
 template <class Options>
 void check_integer(const Options& options, std::string_view name, Violations& errors) {
   const auto& row = option_row<Options>(name);
-  const auto member = std::get<std::int64_t Options::*>(row.member);
-  errors.range(option_name<Options>(name), options.*member, integer_bound(row.lo), integer_bound(row.hi));
+  const std::int64_t value = options.*std::get<std::int64_t Options::*>(row.member);
+  const std::int64_t lo = integer_bound(row.lo), hi = integer_bound(row.hi);
+  // The field's name only for a violation: memory() checks its layout once per solver candidate.
+  if (value < lo || value > hi) errors.range(option_name<Options>(name), value, lo, hi);
 }
 
 }  // namespace smelt::detail

@@ -16,11 +16,14 @@ void parallel_for(std::size_t count, std::size_t threads, const std::function<vo
   if (threads == 0) threads = cores;
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> workers{std::numeric_limits<std::size_t>::max()};  // ids below this work
-  std::atomic<bool> go{false};
+  std::atomic<bool> go{false};                                                // the pool is complete: workers are known
+  std::atomic<bool> ready{false};  // the threads past `workers` are gone: their stacks no longer take memory
   std::exception_ptr failure;
   std::mutex mutex;
   auto work = [&](std::size_t id) {
     go.wait(false);
+    if (id >= workers.load()) return;
+    ready.wait(false);
     try {
       for (std::size_t i; id < workers.load() && (i = next.fetch_add(1)) < count;) body(i);
     } catch (...) {
@@ -43,6 +46,10 @@ void parallel_for(std::size_t count, std::size_t threads, const std::function<vo
     for (std::size_t t = keep; t < pool.size(); ++t) pool[t].join();
     pool.resize(keep);
   }
+  // Only now does any body run: under an address-space limit the threads that had to go would otherwise still
+  // hold their stacks while the first bodies allocate (std::bad_alloc one run in three under `ulimit -v`).
+  ready = true;
+  ready.notify_all();
   work(0);
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
