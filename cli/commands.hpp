@@ -19,5 +19,6 @@ Run add_sweep(CLI::App& app);
 Run add_fit(CLI::App& app);
 Run add_frontier(CLI::App& app);
 Run add_memory(CLI::App& app);
+Run add_time(CLI::App& app);
 
 }  // namespace smelt::cli

@@ -11,15 +11,20 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "option_flags.hpp"
 #include "smelt/bounds.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/count.hpp"
 #include "smelt/count_report.hpp"
 #include "smelt/error.hpp"
+#include "smelt/hardware.hpp"
 #include "smelt/layer_runs.hpp"
+#include "smelt/time.hpp"
+#include "smelt/time_report.hpp"
 #include "smelt/violations.hpp"
 #include "table.hpp"
+#include "time_text.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -35,6 +40,10 @@ struct CountArgs {
   std::string sparsity_reference;
   bool runs_csv = false;
   bool every_layer = false;
+  bool time = false;
+  std::string hardware;
+  std::unique_ptr<OptionFlags<MemoryLayout>> layout;
+  std::unique_ptr<OptionFlags<TimeOptions>> time_options;
 };
 
 std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Convention convention) {
@@ -174,11 +183,32 @@ int run_count(const CountArgs& args) {
       errors.merge(e);
     }
   }
+  // --time: each config's predicted step under the layout (docs/time.md), the count's context as its sequence.
+  std::vector<TimeReport> times;
+  if (args.time || !args.hardware.empty()) {
+    if (!args.time || args.hardware.empty())
+      errors.add("--time, --hardware", args.hardware.empty() ? "--time" : args.hardware,
+                 "go together: --time --hardware NAME|FILE predicts each config's step time");
+    MemoryLayout layout;
+    TimeOptions time_options;
+    args.layout->apply(layout, errors);
+    args.time_options->apply(time_options, errors);
+    if (args.context_given) layout.seq = layout.context = args.context;
+    if (errors.empty()) {
+      const HardwareSpec hw = hardware_spec(args.hardware);
+      for (const CountedModel& m : models)
+        errors.collect([&] { times.push_back(step_time(CheckedConfig(m.config), layout, hw, time_options)); });
+    }
+  }
   errors.throw_if_any();
 
   // Everything is computed before anything is printed.
   std::string out;
-  if (args.json) {
+  if (args.json && args.time) {
+    out = "[\n";
+    for (std::size_t i = 0; i < times.size(); ++i) out += (i ? ",\n" : "") + time_report_json(times[i]);
+    out += "]\n";
+  } else if (args.json) {
     CountReportOptions report;
     report.every_layer = args.every_layer;
     out = count_report_json(models, convention, report);
@@ -192,6 +222,7 @@ int run_count(const CountArgs& args) {
                      : "sparsity reference: each config with every expert active\n";
     if (args.layers)
       for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m, args.every_layer));
+    for (const TimeReport& t : times) out += "\n" + time_text(t);
   }
   std::cout << out;
   return kOk;
@@ -220,6 +251,15 @@ Run add_count(CLI::App& app) {
                   "(default: each config with every expert active)");
   sub->add_flag("--runs-csv", args->runs_csv,
                 "Print the model, N, F and S columns of a runs file for `fit --form smelt` (CSV)");
+  sub->add_flag("--time", args->time,
+                "Also predict each config's training-step and decode time per token on --hardware (docs/time.md); "
+                "with --json, a list of time reports");
+  sub->add_option(
+      "--hardware", args->hardware,
+      fmt::format("Device for --time: {} (data/hardware), or a spec file", fmt::join(hardware_names(), ", ")));
+  args->layout = std::make_unique<OptionFlags<MemoryLayout>>(
+      sub, std::vector<std::string_view>{"context", "convention", "device_memory"});
+  args->time_options = std::make_unique<OptionFlags<TimeOptions>>(sub);
   auto* context = sub->get_option("--context");
   return [args, context] {
     args->context_given = context->count() > 0;

@@ -13,6 +13,7 @@
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
 #include "smelt/sweep.hpp"
+#include "smelt/time.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -78,6 +79,7 @@ const std::vector<std::pair<std::string, Flag>>& flags() {
     add_table<BenchOptions>(out);
     add_table<FitOptions>(out);
     add_table<MemoryLayout>(out);
+    add_table<TimeOptions>(out);
     out.emplace_back("export_hf::family", Flag{"--family", "", OptionKind::word});
     return out;
   }();

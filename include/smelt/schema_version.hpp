@@ -15,5 +15,7 @@ inline constexpr int kCountReportSchemaVersion = 2;
 inline constexpr int kMatchReportSchemaVersion = 3;
 // The memory report's: 1.
 inline constexpr int kMemoryReportSchemaVersion = 1;
+// The time report's: 1.
+inline constexpr int kTimeReportSchemaVersion = 1;
 
 }  // namespace smelt

@@ -31,6 +31,7 @@ from ._report import (
     LayerRun,
     MatchResult,
     MemoryReport,
+    TimeReport,
     Node,
     Params,
     SweepReport,
@@ -50,6 +51,7 @@ __all__ = [
     "Laws",
     "MatchResult",
     "MemoryReport",
+    "TimeReport",
     "SmeltIOError",
     "SweepReport",
     "MegatronArguments",
@@ -59,6 +61,7 @@ __all__ = [
     "export_megatron",
     "fit",
     "memory",
+    "time",
     "frontier",
     "read_config",
     "supported_hf_model_types",
@@ -217,6 +220,16 @@ def memory(config: ConfigLike, **layout: Any) -> MemoryReport:
     return MemoryReport(_core.memory(_native(config), _keywords("memory", layout)))
 
 
+def time(config: ConfigLike, hardware: str, **options: Any) -> TimeReport:
+    """Predicted seconds per token of a training step, its forward and a decode step of ``config`` on
+    ``hardware`` (a shipped device name such as ``"h200"``, or a spec file), op by op (docs/time.md).
+
+    The MemoryLayout keywords (``micro_batch``, ``seq``, ``tp``, ...) and the TimeOptions keywords
+    (``imbalance``, ``decode_batch``, ``decode_context``) below. Returns ``smelt-match time --json``.
+    """
+    return TimeReport(_core.time(_native(config), str(hardware), _keywords("time", options)))
+
+
 def _runs_json(rows: Iterable[Any], source: str) -> str:
     out = []
     for i, row in enumerate(rows):
@@ -365,3 +378,4 @@ _options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions", "MemoryLa
 _options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions", "MemoryLayout")
 _options.document(fit, "FitOptions")
 _options.document(memory, "MemoryLayout")
+_options.document(time, "MemoryLayout", "TimeOptions")

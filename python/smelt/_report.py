@@ -360,6 +360,13 @@ class MemoryReport(Report):
     ``transient`` included), ``worst_rank``, ``per_stage``, ``layout``."""
 
 
+class TimeReport(Report):
+    """Predicted step times (``smelt-match time --json``): ``training_seconds_per_token``,
+    ``forward_seconds_per_token``, ``decode_seconds_per_token``, ``model_flops_utilization``, ``training``,
+    ``forward`` and ``decode`` (each ``seconds``, ``seconds_by_bound``, ``seconds_by_term``; ``ops``), ``layout``,
+    ``hardware``."""
+
+
 class LawParams(Node):
     """A law's fitted constants: E, A, B, alpha, beta (chinchilla) or E, A, a, b, K, c (smelt)."""
 

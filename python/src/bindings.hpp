@@ -56,6 +56,7 @@ std::string option_fields();
 std::string derive(const CheckedConfig& baseline, const std::string& kwargs);
 std::string sweep(const CheckedConfig& baseline, const std::string& kwargs);
 std::string memory(const CheckedConfig& config, const std::string& kwargs);
+std::string time(const CheckedConfig& config, const std::string& hardware, const std::string& kwargs);
 
 // Scaling laws (scaling.cpp): runs as a file path or as JSON text (an array
 // of objects), laws as law-file JSON.

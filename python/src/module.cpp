@@ -45,6 +45,8 @@ NB_MODULE(_core, m) {
   m.def("derive", &smelt::python::derive, "baseline"_a, "kwargs"_a, "The match report (JSON) of a Baseline.");
   m.def("sweep", &smelt::python::sweep, "baseline"_a, "kwargs"_a, "The sweep report (JSON) of a Baseline.");
   m.def("memory", &smelt::python::memory, "config"_a, "kwargs"_a, "The memory report (JSON) of a config and layout.");
+  m.def("time", &smelt::python::time, "config"_a, "hardware"_a, "kwargs"_a,
+        "The time report (JSON) of a config and layout on a device.");
   m.def("fit", &smelt::python::fit, "runs"_a, "runs_is_path"_a, "source"_a, "kwargs"_a,
         "The law file (JSON) fitted to runs: a path, or JSON rows.");
   m.def("frontier", &smelt::python::frontier, "inputs"_a, "is_path"_a, "sources"_a, "budgets"_a, "sparsity"_a,

@@ -11,6 +11,7 @@
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
 #include "smelt/sweep.hpp"
+#include "smelt/time.hpp"
 
 namespace smelt::python {
 namespace {
@@ -41,6 +42,7 @@ std::string option_fields() {
   add_table<SweepOptions>(out);
   add_table<FitOptions>(out);
   add_table<MemoryLayout>(out);
+  add_table<TimeOptions>(out);
   return out.dump();
 }
 

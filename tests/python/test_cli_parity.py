@@ -63,6 +63,11 @@ ENTRIES = {
         lambda p, o: smelt.memory(p, micro_batch=2, seq=64, pp=2, zero=1, dp=4).to_json(),
         lambda p, o: ["memory", "--json", "--micro-batch", "2", "--seq", "64", "--pp", "2", "--zero", "1", "--dp", "4", p],
     ),
+    "time": Entry(
+        lambda p, o: smelt.time(p, "h200", micro_batch=2, seq=64, pp=2, dp=4, imbalance=1.5).to_json(),
+        lambda p, o: ["time", "--json", "--hardware", "h200", "--micro-batch", "2", "--seq", "64", "--pp", "2",
+                      "--dp", "4", "--imbalance", "1.5", p],
+    ),
 }
 
 

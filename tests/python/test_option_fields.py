@@ -21,13 +21,15 @@ TAKERS = {
     "MatchOptions": [smelt.derive, smelt.sweep],
     "SweepOptions": [smelt.sweep],
     "FitOptions": [smelt.fit],
-    "MemoryLayout": [smelt.memory, smelt.derive, smelt.sweep],
+    "MemoryLayout": [smelt.memory, smelt.time, smelt.derive, smelt.sweep],
+    "TimeOptions": [smelt.time],
 }
 ROWS = json.loads(_core.option_fields())
 
 
-def test_the_tables_are_the_six_option_structs():
-    # 4 + 15 + 7 + 3 + 5 + 25 rows: LoopRecipe, SearchSpace, MatchOptions, SweepOptions, FitOptions, MemoryLayout
+def test_the_tables_are_the_seven_option_structs():
+    # 4 + 15 + 7 + 3 + 5 + 25 + 3 rows: LoopRecipe, SearchSpace, MatchOptions, SweepOptions, FitOptions,
+    # MemoryLayout, TimeOptions
     counts = {owner: sum(1 for r in ROWS if r["owner"] == owner) for owner in TAKERS}
     assert counts == {
         "LoopRecipe": 4,
@@ -36,6 +38,7 @@ def test_the_tables_are_the_six_option_structs():
         "SweepOptions": 3,
         "FitOptions": 5,
         "MemoryLayout": 25,
+        "TimeOptions": 3,
     }
     assert next(r for r in ROWS if r["name"] == "align_hidden") == {
         "owner": "SearchSpace",

@@ -1,0 +1,295 @@
+// The ops of one GPU's step (docs/time.md, "The ops"). Shapes follow the
+// counting code's (src/count/layer_cost.cpp): at tp = cp = ep = 1 the forward
+// GEMMs and attention cores sum to count()'s FLOPs (tests/unit/time).
+#include "time/ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "smelt/schedule.hpp"
+
+namespace smelt::time_detail {
+namespace {
+
+using i64 = std::int64_t;
+
+double dbl(i64 v) { return static_cast<double>(v); }
+
+Op elementwise(std::string_view name, double bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::elementwise;
+  op.bytes = bytes;
+  return op;
+}
+
+// A collective of `bytes` (the whole buffer one rank holds) over `ranks`; `span` is how many consecutive
+// ranks the group covers, which decides its link (roofline.cpp). groups: the kind of collective (docs/time.md).
+enum class Collective { all_reduce, all_to_all, send };
+Op collective(std::string_view name, Collective kind, double bytes, i64 ranks, i64 span) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::collective;
+  op.bytes = bytes;
+  op.m = ranks;
+  op.n = span;
+  op.k = static_cast<i64>(kind);
+  return op;
+}
+
+struct Builder {
+  const OpContext& x;
+  std::vector<Op> ops;
+  i64 layer = 0, visit = 0;
+
+  double e() const { return dbl(x.r.activation_bytes); }
+  double w() const { return dbl(x.r.param_bytes); }
+  const MemoryLayout& l() const { return x.r.layout; }
+
+  void add(Op op) {
+    op.layer = layer;
+    op.visit = visit;
+    ops.push_back(op);
+  }
+  void add_gemm(std::string_view name, i64 m, i64 n, i64 k) { add(gemm(name, m, n, k, e(), w())); }
+  void tp_reduce(i64 rows) {
+    if (l().tp > 1)
+      add(collective("tp_all_reduce", Collective::all_reduce, dbl(rows) * dbl(x.c.hidden_size) * e(), l().tp, l().tp));
+  }
+  void norm(i64 rows, i64 width) { add(elementwise("norms", 2 * dbl(rows) * dbl(width) * e())); }
+  void residual(i64 rows) { add(elementwise("residual", 3 * dbl(rows) * dbl(x.c.hidden_size) * e())); }
+
+  // An FFN of `width` on `rows` rows, its widths split `split` ways; `groups` experts of it (grouped) or one.
+  void ffn(std::string_view name, i64 rows, i64 width, i64 split, i64 groups) {
+    const i64 h = x.c.hidden_size;
+    const bool gated = x.c.ffn.type == FfnType::gated;
+    const i64 wd = width / split;
+    Op up = gemm(name, rows, (gated ? 2 : 1) * wd, h, e(), w());
+    Op down = gemm(name, rows, h, wd, e(), w());
+    for (Op* op : {&up, &down})
+      if (groups > 0) {
+        op->kind = OpKind::grouped_gemm;
+        op->groups = groups;
+        op->flops *= dbl(groups);
+        op->bytes *= dbl(groups);
+      }
+    add(up);
+    add(elementwise("activation", (gated ? 3 : 2) * dbl(rows) * dbl(wd) * dbl(std::max<i64>(groups, 1)) * e()));
+    add(down);
+  }
+
+  void attention(i64 l0) {
+    const auto& a = x.c.attention;
+    const i64 h = x.c.hidden_size, n = x.tokens, tp = l().tp;
+    i64 qk_width = 0, v_width = 0, kv_elements = 0;
+    if (a.type == AttentionType::mla) {
+      const auto& m = a.mla;
+      const i64 qk_head = m.qk_nope_head_dim + m.qk_rope_head_dim;
+      if (m.q_lora_rank > 0) {
+        add_gemm("attention_qkv", n, m.q_lora_rank, h);
+        add_gemm("attention_qkv", n, a.num_heads * qk_head / tp, m.q_lora_rank);
+      } else {
+        add_gemm("attention_qkv", n, a.num_heads * qk_head / tp, h);
+      }
+      add_gemm("attention_qkv", n, m.kv_lora_rank + m.qk_rope_head_dim, h);
+      add_gemm("attention_qkv", n, a.num_heads * (m.qk_nope_head_dim + m.v_head_dim) / tp, m.kv_lora_rank);
+      qk_width = a.num_heads * qk_head / tp;
+      v_width = a.num_heads * m.v_head_dim / tp;
+      kv_elements = m.kv_lora_rank + m.qk_rope_head_dim;
+    } else {
+      // KV heads split over tp, each replicated where tp exceeds them.
+      const i64 kv_split = std::min(tp, a.num_kv_heads);
+      const i64 kv = a.num_kv_heads / kv_split * a.head_dim;
+      add_gemm("attention_qkv", n, a.num_heads * a.head_dim / tp + 2 * kv, h);
+      qk_width = v_width = a.num_heads * a.head_dim / tp;
+      kv_elements = 2 * kv;
+    }
+    const LayerAttention kind = x.c.attention_at(l0);
+    const i64 score_per_pair = 2 * (qk_width + v_width);
+    Op core;
+    core.name = "attention_core";
+    core.kind = OpKind::attention;
+    if (x.decode) {
+      // One query per sequence against the keys it holds; the cache is read once.
+      const i64 held = kind == LayerAttention::full      ? x.context
+                       : kind == LayerAttention::sliding ? std::min(a.window, x.context)
+                                                         : std::min(a.chunk, x.context);
+      core.m = x.tokens, core.n = held;
+      core.flops = dbl(x.tokens) * dbl(held) * dbl(score_per_pair);
+      core.bytes =
+          dbl(x.tokens) * (dbl(held) * dbl(kv_elements) * dbl(x.c.kv_cache_bytes) + dbl(qk_width + v_width) * e());
+    } else {
+      // Each of the micro-batch's sequences attends its pairs; cp ranks share them evenly.
+      const i64 seq = l().seq;
+      const i64 pairs = count_detail_pairs(kind, seq);
+      core.m = seq / l().cp, core.n = seq;
+      core.flops = dbl(l().micro_batch) * dbl(pairs) * dbl(score_per_pair) / dbl(l().cp);
+      // Fused (flash) attention: Q, K, V read once, the output written once.
+      core.bytes = dbl(n) * dbl(2 * qk_width + 2 * v_width + kv_elements) * e();
+    }
+    add(core);
+    add_gemm("attention_out", n, h, v_width);
+  }
+
+  i64 count_detail_pairs(LayerAttention kind, i64 t) const {
+    const auto& a = x.c.attention;
+    const auto triangle = [](i64 k) { return k * (k + 1) / 2; };
+    switch (kind) {
+      case LayerAttention::full:
+        return triangle(t);
+      case LayerAttention::sliding:
+        return t <= a.window ? triangle(t) : triangle(a.window) + (t - a.window) * a.window;
+      case LayerAttention::chunked:
+        return t / a.chunk * triangle(a.chunk) + triangle(t % a.chunk);
+    }
+    return 0;
+  }
+
+  void moe() {
+    const auto& m = x.c.moe;
+    const i64 h = x.c.hidden_size, n = x.tokens, ep = l().ep;
+    add_gemm("router", n, m.num_experts, h);
+    add(elementwise("router_topk", 2 * dbl(n) * dbl(m.num_experts) * 4));
+    // The most loaded expert-parallel rank: its experts receive imbalance x the mean of top_k x its tokens.
+    const double routed = dbl(n) * dbl(m.top_k) * x.o.imbalance;
+    const i64 local = m.num_experts / ep;
+    i64 groups = local;
+    double rows = routed / dbl(local);
+    if (x.decode) {  // only the experts some token picks are read: the expected number of distinct ones
+      const double hit = dbl(local) * (1 - std::pow(1 - 1 / dbl(local), routed));
+      groups = std::max<i64>(1, std::llround(hit));
+      rows = routed / dbl(groups);
+    }
+    add(elementwise("permute", 2 * dbl(n) * dbl(m.top_k) * dbl(h) * e()));
+    if (ep > 1) add(collective("ep_all_to_all", Collective::all_to_all, routed * dbl(h) * e(), ep, l().etp * ep));
+    const i64 grouped_rows = std::max<i64>(1, std::llround(rows));
+    ffn("experts", grouped_rows, m.expert_width, l().etp, groups);
+    // The grouped GEMMs' FLOPs as routed (rows x groups may round): exact at ep = 1 without decode.
+    for (auto it = ops.end() - 3; it != ops.end(); ++it)
+      if (it->kind == OpKind::grouped_gemm) it->flops = it->flops / (dbl(grouped_rows) * dbl(groups)) * routed;
+    if (ep > 1) add(collective("ep_all_to_all", Collective::all_to_all, routed * dbl(h) * e(), ep, l().etp * ep));
+    add(elementwise("unpermute", (dbl(n) * dbl(m.top_k) + dbl(n)) * dbl(h) * e()));
+    if (m.num_shared_experts > 0) {
+      ffn("shared_experts", n, m.num_shared_experts * m.shared_width, l().tp, 0);
+      if (m.shared_gate) add_gemm("shared_experts", n, 1, h);
+    }
+  }
+
+  void visit_ops(i64 l0) {
+    const i64 n = x.tokens, h = x.c.hidden_size;
+    norm(n, h);
+    attention(l0);
+    tp_reduce(n);
+    residual(n);
+    norm(n, h);
+    if (x.c.is_moe_layer(l0))
+      moe();
+    else
+      ffn("dense_ffn", n, x.c.ffn.dense_width, l().tp, 0);
+    tp_reduce(n);
+    residual(n);
+  }
+
+  void head_and_loss() {
+    const i64 n = x.tokens, h = x.c.hidden_size, v = x.c.vocab_size / l().tp;
+    norm(n, h);
+    add_gemm("lm_head", n, v, h);
+    // Softmax and cross-entropy over the logits in fp32: read, written, read again for the gradient.
+    if (!x.decode) add(elementwise("loss", 3 * dbl(n) * dbl(v) * 4));
+  }
+};
+
+}  // namespace
+
+Op gemm(std::string_view name, i64 m, i64 n, i64 k, double act_bytes, double weight_bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.m = m, op.n = n, op.k = k, op.groups = 1;
+  op.flops = 2 * dbl(m) * dbl(n) * dbl(k);
+  op.bytes = (dbl(m) * dbl(k) + dbl(m) * dbl(n)) * act_bytes + dbl(k) * dbl(n) * weight_bytes;
+  return op;
+}
+
+std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, bool first, bool last) {
+  Builder b{x, {}};
+  const i64 n = x.tokens, h = x.c.hidden_size;
+  if (first) b.add(elementwise("embedding", dbl(n) * dbl(h) * (b.e() + b.w())));
+  for (const LayerVisit& v : schedule(x.c).visits()) {
+    if (v.layer < layers.front() || v.layer > layers.back()) continue;
+    b.layer = v.layer + 1, b.visit = v.visit + 1;
+    b.visit_ops(v.layer);
+  }
+  b.layer = b.visit = 0;
+  if (last) {
+    b.head_and_loss();
+    if (!x.decode)
+      for (i64 module = 0; module < x.c.mtp_modules; ++module) {
+        // A multi-token-prediction module (DeepSeek-V3): two norms, the 2H -> H projection, one layer shaped like
+        // the last (full attention), the shared head and its loss.
+        b.norm(n, 2 * h);
+        b.add_gemm("mtp", n, h, 2 * h);
+        const std::size_t from = b.ops.size();
+        b.visit_ops(x.c.num_layers - 1);
+        b.head_and_loss();
+        for (std::size_t i = from; i < b.ops.size(); ++i)
+          b.ops[i].name = b.ops[i].kind == OpKind::collective ? b.ops[i].name : std::string_view("mtp");
+      }
+  }
+  return b.ops;
+}
+
+std::vector<Op> backward_ops(const OpContext& x, const std::vector<Op>& forward) {
+  const MemoryLayout& l = x.r.layout;
+  std::vector<Op> out;
+  out.reserve(forward.size() * 3);
+  // Full recompute: the first recompute_layers visits of the stage (all when 0) run forward again.
+  i64 visits_seen = 0, last_visit_key = -1;
+  std::vector<bool> recomputed(forward.size(), false);
+  for (std::size_t i = 0; i < forward.size(); ++i) {
+    const Op& op = forward[i];
+    if (op.layer == 0) continue;
+    const i64 key = op.layer * 1000003 + op.visit;
+    if (key != last_visit_key) ++visits_seen, last_visit_key = key;
+    recomputed[i] =
+        (l.recompute == Recompute::full && (l.recompute_layers == 0 || visits_seen <= l.recompute_layers)) ||
+        (l.recompute == Recompute::selective && op.kind == OpKind::attention);
+  }
+  for (std::size_t j = forward.size(); j-- > 0;) {
+    const Op& f = forward[j];
+    if (recomputed[j]) {
+      Op again = f;
+      again.name = "recompute";
+      out.push_back(again);
+    }
+    Op b = f;
+    b.backward = true;
+    switch (f.kind) {
+      case OpKind::gemm:
+      case OpKind::grouped_gemm: {
+        // The input's gradient (m x n by n x k) and the weight's (k x m by m x n): twice the forward's FLOPs.
+        Op dgrad = f, wgrad = f;
+        dgrad.backward = wgrad.backward = true;
+        std::swap(dgrad.n, dgrad.k);
+        wgrad.m = f.k, wgrad.n = f.n, wgrad.k = f.m;
+        out.push_back(dgrad);
+        out.push_back(wgrad);
+        continue;
+      }
+      case OpKind::attention:
+        b.flops = 2 * f.flops;  // count()'s convention: a backward of twice the forward's FLOPs
+        b.bytes = 2 * f.bytes;
+        break;
+      case OpKind::elementwise:
+        b.bytes = 2 * f.bytes;
+        break;
+      case OpKind::collective:
+      case OpKind::bubble:
+        break;
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace smelt::time_detail

@@ -1,0 +1,254 @@
+// step_time(): the ops of the most loaded pipeline stage, timed, and the
+// step they make (docs/time.md, "The step").
+#include "smelt/time.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "memory/model_state.hpp"
+#include "memory/resolved_layout.hpp"
+#include "smelt/count.hpp"
+#include "time/ops.hpp"
+#include "time/roofline.hpp"
+#include "util/option_bounds.hpp"
+
+namespace smelt {
+namespace {
+
+using i64 = std::int64_t;
+using time_detail::OpContext;
+
+double dbl(i64 v) { return static_cast<double>(v); }
+
+void check(const TimeOptions& o, detail::Violations& errors) {
+  for (const char* name : {"decode_batch", "decode_context"}) detail::check_integer(o, name, errors);
+  const auto& row = detail::option_row<TimeOptions>("imbalance");
+  if (!(o.imbalance >= row.lo && o.imbalance <= row.hi))
+    errors.add(detail::option_name<TimeOptions>("imbalance"), fmt::format("{}", o.imbalance),
+               fmt::format("must be in [{}, {}]: the most loaded expert over the mean", row.lo, row.hi));
+}
+
+// Times every op; the step's sums.
+void finish(StepTime& step, const HardwareSpec& hw, Dtype dtype) {
+  step.seconds = step.flops = 0;
+  for (Op& op : step.ops) {
+    if (op.kind != OpKind::bubble) time_detail::put_time(op, hw, dtype);
+    const double times = dbl(op.times);
+    step.seconds += op.seconds * times;
+    step.flops += op.flops * times;
+    step.seconds_by_bound[static_cast<int>(op.bound)] += op.seconds * times;
+  }
+}
+
+double seconds_of(std::vector<Op>& ops, const HardwareSpec& hw, Dtype dtype) {
+  double s = 0;
+  for (Op& op : ops) time_detail::put_time(op, hw, dtype), s += op.seconds;
+  return s;
+}
+
+Op step_collective(std::string_view name, double bytes, i64 ranks, i64 span) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::collective;
+  op.bytes = bytes;
+  op.m = ranks, op.n = span, op.k = 0;
+  return op;
+}
+
+// The training step: the most loaded stage's micro-batches, the pipeline's bubble, the gradients' reduction
+// and the optimizer's update.
+StepTime training_step(const ModelConfig& c, const memory_detail::ResolvedLayout& r, const TimeOptions& o,
+                       const HardwareSpec& hw, StepTime& forward) {
+  const MemoryLayout& l = r.layout;
+  const Dtype dtype = l.activation_dtype;
+  const OpContext x{c, r, o, l.micro_batch * l.seq / l.cp};
+  const i64 stages = static_cast<i64>(r.stage_layers.size());
+  std::vector<Op> worst_fwd, worst_bwd;
+  double worst = -1, worst_fwd_s = 0;
+  i64 worst_stage = 0;
+  for (i64 s = 0; s < stages; ++s) {
+    std::vector<Op> fwd =
+        time_detail::forward_ops(x, r.stage_layers[static_cast<std::size_t>(s)], s == 0, s == stages - 1);
+    std::vector<Op> bwd = time_detail::backward_ops(x, fwd);
+    const double f = seconds_of(fwd, hw, dtype), t = f + seconds_of(bwd, hw, dtype);
+    if (t > worst) worst = t, worst_fwd_s = f, worst_stage = s, worst_fwd = std::move(fwd), worst_bwd = std::move(bwd);
+  }
+  const i64 micro_batches = r.microbatches;
+  const double tokens = dbl(micro_batches) * dbl(l.micro_batch) * dbl(l.seq) * dbl(l.dp);
+  const double bubble_chunks = dbl(l.pp - 1) / dbl(l.vpp);
+  const auto bubble = [&](double per_micro_batch) {
+    Op op;
+    op.name = "pipeline_bubble";
+    op.kind = OpKind::bubble;
+    op.seconds = bubble_chunks * per_micro_batch;
+    op.bound = Bound::overhead;
+    return op;
+  };
+
+  forward.ops = worst_fwd;
+  for (Op& op : forward.ops) op.times = micro_batches;
+  if (l.pp > 1) forward.ops.push_back(bubble(worst_fwd_s));
+  forward.tokens = tokens;
+  finish(forward, hw, dtype);
+
+  StepTime step;
+  step.tokens = tokens;
+  step.ops = std::move(worst_fwd);
+  step.ops.insert(step.ops.end(), worst_bwd.begin(), worst_bwd.end());
+  if (l.pp > 1) {  // each micro-batch's activations sent on, and their gradients back
+    const double bytes = dbl(x.tokens) * dbl(c.hidden_size) * dbl(r.activation_bytes) / dbl(l.tp);
+    for (int i = 0; i < 2; ++i) {
+      Op send = step_collective("pp_send", bytes, 2, 2 * l.tp * l.cp * l.dp);
+      send.k = 2;
+      step.ops.push_back(send);
+    }
+  }
+  for (Op& op : step.ops) op.times = micro_batches;
+  if (l.pp > 1) step.ops.push_back(bubble(worst));
+
+  // The gradients reduced over the data-parallel ranks, and the update: once per step, not overlapped.
+  MemoryLayout unsharded = l;
+  unsharded.zero = 0;
+  unsharded.distributed_optimizer = false;
+  memory_detail::ResolvedLayout ur = r;
+  ur.layout = unsharded;
+  const CostReport cost = count(c, CountOptions{false, l.seq});
+  const auto& layers = r.stage_layers[static_cast<std::size_t>(worst_stage)];
+  const memory_detail::ModelState state =
+      memory_detail::model_state(c, cost, ur, layers, worst_stage == 0, worst_stage == stages - 1);
+  double expert_elements = 0, dense_elements = 0;
+  for (const MemoryTerm& t : state.weights.terms)
+    (t.name == "experts" ? expert_elements : dense_elements) += dbl(t.bytes) / dbl(r.param_bytes);
+  const i64 dense_dp = l.dp * l.cp;
+  if (dense_dp > 1)
+    step.ops.push_back(
+        step_collective("dp_gradients", dense_elements * dbl(r.grad_bytes), dense_dp, l.tp * l.cp * l.dp));
+  if (r.expert_dp > 1 && expert_elements > 0)
+    step.ops.push_back(
+        step_collective("dp_gradients", expert_elements * dbl(r.grad_bytes), r.expert_dp, l.tp * l.cp * l.dp));
+  // Adam: weights, gradients, master weights and moments read; weights, master weights and moments written; over
+  // the ranks that shard the optimizer state.
+  const double per_element = dbl(2 * r.param_bytes + r.grad_bytes + 6 * r.optimizer_bytes);
+  const bool sharded = l.distributed_optimizer || l.zero >= 1;
+  Op update;
+  update.name = "optimizer";
+  update.kind = OpKind::elementwise;
+  update.bytes =
+      per_element * (dense_elements / dbl(sharded ? dense_dp : 1) + expert_elements / dbl(sharded ? r.expert_dp : 1));
+  step.ops.push_back(update);
+  finish(step, hw, dtype);
+  return step;
+}
+
+// One decode step: every sequence of the batch adds a token; it passes every stage in turn.
+StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& r, const TimeOptions& o,
+                     const HardwareSpec& hw) {
+  const MemoryLayout& l = r.layout;
+  const i64 batch = o.decode_batch > 0 ? o.decode_batch : l.batch;
+  const i64 context = o.decode_context > 0 ? o.decode_context : l.context;
+  const OpContext x{c, r, o, batch, true, context};
+  StepTime step;
+  const i64 stages = static_cast<i64>(r.stage_layers.size());
+  for (i64 s = 0; s < stages; ++s) {
+    std::vector<Op> ops =
+        time_detail::forward_ops(x, r.stage_layers[static_cast<std::size_t>(s)], s == 0, s == stages - 1);
+    step.ops.insert(step.ops.end(), ops.begin(), ops.end());
+    if (s + 1 < stages) {
+      Op send = step_collective("pp_send", dbl(batch) * dbl(c.hidden_size) * dbl(r.activation_bytes), 2,
+                                2 * l.tp * l.cp * l.dp);
+      send.k = 2;
+      step.ops.push_back(send);
+    }
+  }
+  step.tokens = dbl(batch);
+  finish(step, hw, l.activation_dtype);
+  return step;
+}
+
+}  // namespace
+
+std::string_view to_string(OpKind v) {
+  switch (v) {
+    case OpKind::gemm:
+      return "gemm";
+    case OpKind::grouped_gemm:
+      return "grouped_gemm";
+    case OpKind::attention:
+      return "attention";
+    case OpKind::elementwise:
+      return "elementwise";
+    case OpKind::collective:
+      return "collective";
+    case OpKind::bubble:
+      return "bubble";
+  }
+  return "gemm";
+}
+
+std::string_view to_string(Bound v) {
+  switch (v) {
+    case Bound::compute:
+      return "compute";
+    case Bound::memory:
+      return "memory";
+    case Bound::communication:
+      return "communication";
+    case Bound::overhead:
+      return "overhead";
+  }
+  return "compute";
+}
+
+TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, const HardwareSpec& hw,
+                     const TimeOptions& options) {
+  const ModelConfig& c = checked;
+  detail::Violations errors;
+  check(options, errors);
+  // Megatron's mixed precision where the layout leaves a dtype open: bf16 weights and activations, fp32
+  // gradients and Adam state.
+  MemoryLayout l = layout;
+  l.convention = MemoryConvention::smelt;
+  const auto open = [](Dtype& d, Dtype to) {
+    if (d == Dtype::automatic) d = to;
+  };
+  open(l.param_dtype, Dtype::bf16);
+  open(l.activation_dtype, Dtype::bf16);
+  open(l.grad_dtype, Dtype::fp32);
+  open(l.optimizer_dtype, Dtype::fp32);
+  MemoryLayout as_training = l;
+  as_training.inference = false;
+  memory_detail::ResolvedLayout r;
+  errors.collect([&] { r = memory_detail::resolve_layout(c, as_training); });
+  errors.throw_if_any();  // the options' and the layout's, at once
+
+  TimeReport report;
+  report.model = c.name;
+  report.hardware = hw;
+  report.layout = r.layout;
+  report.layout.inference = layout.inference;
+  report.layout.microbatches = r.microbatches;
+  report.options = options;
+  report.training = training_step(c, r, options, hw, report.forward);
+  report.decode = decode_step(c, r, options, hw);
+  report.forward_seconds_per_token = report.forward.seconds_per_token();
+  report.training_seconds_per_token = report.training.seconds_per_token();
+  report.decode_seconds_per_token = report.decode.seconds_per_token();
+  const CostReport cost = count(c, CountOptions{false, r.layout.seq});
+  const double gpus = dbl(l.tp) * dbl(l.pp) * dbl(l.cp) * dbl(l.dp);
+  report.model_flops_utilization = cost.flops.training * report.training.tokens /
+                                   (gpus * hw.peak_flops(r.layout.activation_dtype) * report.training.seconds);
+  report.assumptions = {
+      "no communication overlaps compute: every collective's time adds to the step's",
+      "1F1B pipeline: the bubble is (pp - 1) / vpp micro-batches of the most loaded stage",
+      "each expert-parallel rank's experts receive imbalance x top_k x its tokens",
+      "decode: one batch passes every stage in turn (no pipelining of decode batches)",
+  };
+  if (!hw.calibrated)
+    report.assumptions.push_back(fmt::format(
+        "{}: the data sheet's peaks and smelt's default efficiencies, not calibrated on the device", hw.name));
+  return report;
+}
+
+}  // namespace smelt

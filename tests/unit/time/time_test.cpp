@@ -1,0 +1,158 @@
+// step_time() and its parts: the forward ops' FLOPs against count() on every
+// example, and hand-computed times of one GEMM, one attention core, one
+// all-to-all and a two-stage pipeline's bubble on the shipped H100 spec
+// (989.4e12 bf16 FLOP/s, 3.35e12 B/s, link 450e9 B/s and 5 us, op overhead
+// 5 us, GEMM efficiency 0.75 with half size 64, attention 0.5, memory 0.85).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
+#include "smelt/error.hpp"
+#include "smelt/hardware.hpp"
+#include "smelt/time.hpp"
+#include "time/ops.hpp"
+#include "time/roofline.hpp"
+
+using namespace smelt;
+
+namespace {
+
+CheckedConfig example(const std::string& name) {
+  return read_checked_config(std::string(SMELT_SOURCE_DIR) + "/examples/" + name);
+}
+
+MemoryLayout small() {
+  MemoryLayout l;
+  l.micro_batch = 2;
+  l.seq = 16;
+  return l;
+}
+
+const Op& find(const StepTime& s, std::string_view name) {
+  for (const Op& op : s.ops)
+    if (op.name == name) return op;
+  FAIL("no op " << std::string(name));
+  return s.ops.front();
+}
+
+}  // namespace
+
+TEST_CASE("the forward ops' FLOPs are count()'s on every example, MTP included", "[time]") {
+  const HardwareSpec hw = hardware_spec("h100");
+  std::vector<std::filesystem::path> files;
+  for (const char* dir : {"/examples", "/examples/hf"})
+    for (const auto& f : std::filesystem::directory_iterator(std::string(SMELT_SOURCE_DIR) + dir))
+      if (f.path().extension() == ".json" && f.path().filename().string().rfind("bench-", 0) != 0)
+        files.push_back(f.path());
+  REQUIRE(files.size() >= 15);
+  for (const auto& file : files) {
+    CAPTURE(file.string());
+    const CheckedConfig c = read_checked_config(file);
+    MemoryLayout l;
+    l.micro_batch = 2;
+    l.seq = 64;
+    const TimeReport r = step_time(c, l, hw);
+    double main = 0, mtp = 0;
+    for (const Op& op : r.forward.ops) {
+      if (op.kind != OpKind::gemm && op.kind != OpKind::grouped_gemm && op.kind != OpKind::attention) continue;
+      (op.name == "mtp" ? mtp : main) += op.flops;
+    }
+    const CostReport cost = count(c, CountOptions{false, 64});
+    CHECK(main == Approx(cost.flops.forward * 128).epsilon(1e-12));
+    CHECK(mtp == Approx(cost.flops.terms.mtp * 128).epsilon(1e-12).margin(1e-6));
+    // The backward's GEMMs and attention: twice the forward's.
+    double backward = 0;
+    for (const Op& op : r.training.ops)
+      if (op.backward && op.kind != OpKind::elementwise) backward += op.flops;
+    CHECK(backward == Approx(2 * (main + mtp)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("one GEMM by hand: 4096 cubed in bf16 on an H100 is compute-bound", "[time]") {
+  const HardwareSpec hw = hardware_spec("h100");
+  Op op = time_detail::gemm("x", 4096, 4096, 4096, 2, 2);
+  // 2 x 4096^3 = 137,438,953,472 FLOPs; (4096 x 4096 in + 4096 x 4096 out) x 2 + 4096 x 4096 x 2 = 100,663,296 B.
+  CHECK(op.flops == 137438953472.0);
+  CHECK(op.bytes == 100663296.0);
+  time_detail::put_time(op, hw, Dtype::bf16);
+  // efficiency 0.75 x (4096 / 4160)^3 = 0.75 x 0.954553 = 0.715914; compute 137,438,953,472 / (989.4e12 x 0.715907) =
+  // 194.03 us; memory 100,663,296 / (3.35e12 x 0.85) = 35.35 us; plus 5 us.
+  const double efficiency = 0.75 * (4096.0 / 4160) * (4096.0 / 4160) * (4096.0 / 4160);
+  CHECK(efficiency == Approx(0.715914).epsilon(1e-6));
+  CHECK(op.seconds == Approx(137438953472.0 / (989.4e12 * efficiency) + 5e-6).epsilon(1e-12));
+  CHECK(op.seconds == Approx(199.03e-6).epsilon(1e-4));
+  CHECK(op.bound == Bound::compute);
+}
+
+TEST_CASE("one attention core by hand: tiny-moe's at 2 x 16 tokens is overhead-bound", "[time]") {
+  const TimeReport r = step_time(example("tiny-moe.json"), small(), hardware_spec("h100"));
+  const Op& core = find(r.forward, "attention_core");
+  // 16 x 17 / 2 = 136 causal pairs a sequence; 2 x (4 x 16 + 4 x 16) = 256 FLOPs a pair; 2 sequences.
+  CHECK(core.flops == 2.0 * 136 * 256);
+  // Q, K, V read and the output written, fused: 32 tokens x (2 x 64 + 2 x 64 + 2 x 2 x 16) x 2 bytes = 20,480.
+  CHECK(core.bytes == 20480.0);
+  // compute 69,632 / (989.4e12 x 0.5) = 0.14 ns and memory 20,480 / (3.35e12 x 0.85) = 7.19 ns, under 5 us.
+  CHECK(core.seconds == Approx(20480.0 / (3.35e12 * 0.85) + 5e-6).epsilon(1e-12));
+  CHECK(core.bound == Bound::overhead);
+}
+
+TEST_CASE("one all-to-all by hand: tiny-moe's dispatch over 2 expert ranks", "[time]") {
+  MemoryLayout l = small();
+  l.ep = 2;
+  l.dp = 2;
+  const TimeReport r = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  const Op& a2a = find(r.forward, "ep_all_to_all");
+  // 32 tokens x top-2 x 64 wide x 2 bytes = 8,192 bytes; (p - 1) alpha + (p - 1) / p x bytes / beta on the link.
+  CHECK(a2a.bytes == 8192.0);
+  CHECK(a2a.seconds == Approx(5e-6 + 0.5 * 8192 / 450e9).epsilon(1e-12));
+  // Each rank holds 4 of the 8 experts: 64 routed rows, 16 a group.
+  const Op& experts = find(r.forward, "experts");
+  CHECK(experts.groups == 4);
+  CHECK(experts.m == 16);
+}
+
+TEST_CASE("a two-stage pipeline's bubble: one micro-batch of the most loaded stage", "[time]") {
+  MemoryLayout l = small();
+  l.pp = 2;
+  l.microbatches = 4;
+  const TimeReport r = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  double per_micro_batch = 0, total = 0;
+  const Op* bubble = nullptr;
+  for (const Op& op : r.training.ops) {
+    total += op.seconds * static_cast<double>(op.times);
+    if (op.kind == OpKind::bubble) bubble = &op;
+    if (op.times == 4 && op.name != "pp_send") per_micro_batch += op.seconds;
+  }
+  REQUIRE(bubble != nullptr);
+  // (pp - 1) / vpp = 1 micro-batch's forward and backward on the stage.
+  CHECK(bubble->seconds == Approx(per_micro_batch).epsilon(1e-12));
+  CHECK(r.training.seconds == Approx(total).epsilon(1e-12));
+  // The job's tokens: 4 micro-batches x 2 x 16.
+  CHECK(r.training.tokens == 128.0);
+  CHECK(r.training_seconds_per_token == Approx(r.training.seconds / 128).epsilon(1e-12));
+}
+
+TEST_CASE("hardware: unknown names suggest the nearest, spec files are checked field by field", "[time][errors]") {
+  CHECK_THROWS_WITH(hardware_spec("h10"),
+                    Catch::Contains("hardware = \"h10\"") && Catch::Contains("did you mean \"h100\""));
+  CHECK_THROWS_WITH(parse_hardware_spec(R"({"schema": "smelt-hardware/1", "name": "x", "backend": "cuda"})", "x.json"),
+                    Catch::Contains("x.json") && Catch::Contains("memory_bandwidth"));
+  const std::string negative = R"({"schema": "smelt-hardware/1", "name": "x", "backend": "cuda",
+    "peak_flops_bf16": -1, "peak_flops_fp16": 1, "peak_flops_fp32": 1, "memory_bandwidth": 1, "memory_bytes": 1,
+    "link_bandwidth": 1, "link_latency": 1, "network_bandwidth": 1, "network_latency": 1, "devices_per_node": 8,
+    "op_overhead": 0, "gemm_efficiency": 1, "gemm_half_size": 0, "attention_efficiency": 1, "memory_efficiency": 1})";
+  CHECK_THROWS_WITH(parse_hardware_spec(negative, "neg.json"),
+                    Catch::Contains("peak_flops_bf16 = -1: must be a rate in [1, 1e24]"));
+  for (const std::string& name : hardware_names()) CHECK_NOTHROW(hardware_spec(name));
+  CHECK(hardware_names() == std::vector<std::string>{"a100-80", "b200", "h100", "h200", "mi300x"});
+}
+
+TEST_CASE("time options: an imbalance below 1 names the field", "[time][errors]") {
+  TimeOptions o;
+  o.imbalance = 0.5;
+  CHECK_THROWS_WITH(step_time(example("tiny-moe.json"), small(), hardware_spec("h100"), o),
+                    Catch::Contains("TimeOptions::imbalance = 0.5: must be in [1, 1000000]"));
+}
