@@ -213,12 +213,32 @@ Op gemm(std::string_view name, i64 m, i64 n, i64 k, double act_bytes, double wei
 
 std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, bool first, bool last) {
   Builder b{x, {}};
+  const std::vector<LayerVisit> visits = schedule(x.c).visits();
+  b.ops.reserve(visits.size() * 24 + 16);
   const i64 n = x.tokens, h = x.c.hidden_size;
   if (first) b.add(elementwise("embedding", dbl(n) * dbl(h) * (b.e() + b.w())));
-  for (const LayerVisit& v : schedule(x.c).visits()) {
+  // A visit's ops depend on its layer only through the layer's kind (MoE or dense, attention kind): built once
+  // per kind, copied for every other visit of that kind.
+  struct Kind {
+    bool moe;
+    LayerAttention attention;
+    std::size_t from, to;  // its first visit's ops in b.ops
+  };
+  std::vector<Kind> kinds;
+  for (const LayerVisit& v : visits) {
     if (v.layer < layers.front() || v.layer > layers.back()) continue;
     b.layer = v.layer + 1, b.visit = v.visit + 1;
-    b.visit_ops(v.layer);
+    const bool moe = x.c.is_moe_layer(v.layer);
+    const LayerAttention attention = x.c.attention_at(v.layer);
+    const auto same = std::find_if(kinds.begin(), kinds.end(),
+                                   [&](const Kind& k) { return k.moe == moe && k.attention == attention; });
+    if (same == kinds.end()) {
+      const std::size_t from = b.ops.size();
+      b.visit_ops(v.layer);
+      kinds.push_back({moe, attention, from, b.ops.size()});
+      continue;
+    }
+    for (std::size_t i = same->from; i < same->to; ++i) b.add(b.ops[i]);
   }
   b.layer = b.visit = 0;
   if (last) {

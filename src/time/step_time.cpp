@@ -34,7 +34,8 @@ void check(const TimeOptions& o, detail::Violations& errors) {
 void finish(StepTime& step, const HardwareSpec& hw, Dtype dtype) {
   step.seconds = step.flops = 0;
   for (Op& op : step.ops) {
-    if (op.kind != OpKind::bubble) time_detail::put_time(op, hw, dtype);
+    // The stages' ops were timed when the most loaded was chosen; the step's own (reductions, update) not yet.
+    if (op.kind != OpKind::bubble && op.seconds == 0) time_detail::put_time(op, hw, dtype);
     const double times = dbl(op.times);
     step.seconds += op.seconds * times;
     step.flops += op.flops * times;
