@@ -14,6 +14,7 @@
 #include "smelt/count.hpp"
 #include "smelt/schedule.hpp"
 #include "util/checked.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt {
 namespace {
@@ -44,18 +45,10 @@ void add_all(MemoryPart& to, const MemoryPart& from) {
   for (const MemoryTerm& t : from.terms) to.add(t.name, t.bytes);
 }
 
-// The KV cache's term for a kind of attention layer.
-std::string_view kv_term(LayerAttention kind) {
-  switch (kind) {
-    case LayerAttention::sliding:
-      return "sliding_attention";
-    case LayerAttention::chunked:
-      return "chunked_attention";
-    case LayerAttention::full:
-      break;
-  }
-  return "full_attention";
-}
+// The KV cache's term for each kind of attention layer.
+constexpr detail::EnumNames<LayerAttention, 3> kKvTerms{{{LayerAttention::full, "full_attention"},
+                                                         {LayerAttention::sliding, "sliding_attention"},
+                                                         {LayerAttention::chunked, "chunked_attention"}}};
 
 // The KV cache of the stage's attention visits: batch x the tokens each visit
 // holds at the context x its elements per token, heads split over tp (KV
@@ -70,7 +63,7 @@ MemoryPart kv_cache(const ModelConfig& c, const CostReport& cost, const Resolved
     const LayerCost& lc = cost.layers[static_cast<std::size_t>(i)];
     const std::int64_t per_visit = mul(lc.kv_elements_per_visit, lc.kv_tokens_held, "KV cache bytes");
     const std::int64_t bytes = mul(mul(per_visit, lc.visits, "KV cache bytes"), c.kv_cache_bytes, "KV cache bytes");
-    out.add(kv_term(lc.attention), mul(bytes / split, l.batch, "KV cache bytes"));
+    out.add(detail::name_of(kKvTerms, lc.attention), mul(bytes / split, l.batch, "KV cache bytes"));
   }
   return out;
 }

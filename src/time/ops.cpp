@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "count/layer_cost.hpp"
 #include "smelt/schedule.hpp"
 
 namespace smelt::time_detail {
@@ -111,9 +112,7 @@ struct Builder {
     core.kind = OpKind::attention;
     if (x.decode) {
       // One query per sequence against the keys it holds; the cache is read once.
-      const i64 held = kind == LayerAttention::full      ? x.context
-                       : kind == LayerAttention::sliding ? std::min(a.window, x.context)
-                                                         : std::min(a.chunk, x.context);
+      const i64 held = detail::tokens_held(a, kind, x.context);
       core.m = x.tokens, core.n = held;
       core.flops = dbl(x.tokens) * dbl(held) * dbl(score_per_pair);
       core.bytes =
@@ -121,7 +120,7 @@ struct Builder {
     } else {
       // Each of the micro-batch's sequences attends its pairs; cp ranks share them evenly.
       const i64 seq = l().seq;
-      const i64 pairs = count_detail_pairs(kind, seq);
+      const i64 pairs = detail::attended_pairs(x.c.attention, kind, seq);
       core.m = seq / l().cp, core.n = seq;
       core.flops = dbl(l().micro_batch) * dbl(pairs) * dbl(score_per_pair) / dbl(l().cp);
       // Fused (flash) attention: Q, K, V read once, the output written once.
@@ -129,20 +128,6 @@ struct Builder {
     }
     add(core);
     add_gemm("attention_out", n, h, v_width);
-  }
-
-  i64 count_detail_pairs(LayerAttention kind, i64 t) const {
-    const auto& a = x.c.attention;
-    const auto triangle = [](i64 k) { return k * (k + 1) / 2; };
-    switch (kind) {
-      case LayerAttention::full:
-        return triangle(t);
-      case LayerAttention::sliding:
-        return t <= a.window ? triangle(t) : triangle(a.window) + (t - a.window) * a.window;
-      case LayerAttention::chunked:
-        return t / a.chunk * triangle(a.chunk) + triangle(t % a.chunk);
-    }
-    return 0;
   }
 
   void moe() {

@@ -12,6 +12,7 @@
 #include "smelt/count.hpp"
 #include "time/ops.hpp"
 #include "time/roofline.hpp"
+#include "util/enum_names.hpp"
 #include "util/option_bounds.hpp"
 
 namespace smelt {
@@ -19,6 +20,17 @@ namespace {
 
 using i64 = std::int64_t;
 using time_detail::OpContext;
+
+constexpr detail::EnumNames<OpKind, 6> kOpKinds{{{OpKind::gemm, "gemm"},
+                                                 {OpKind::grouped_gemm, "grouped_gemm"},
+                                                 {OpKind::attention, "attention"},
+                                                 {OpKind::elementwise, "elementwise"},
+                                                 {OpKind::collective, "collective"},
+                                                 {OpKind::bubble, "bubble"}}};
+constexpr detail::EnumNames<Bound, 4> kBounds{{{Bound::compute, "compute"},
+                                               {Bound::memory, "memory"},
+                                               {Bound::communication, "communication"},
+                                               {Bound::overhead, "overhead"}}};
 
 double dbl(i64 v) { return static_cast<double>(v); }
 
@@ -60,8 +72,8 @@ Op step_collective(std::string_view name, double bytes, i64 ranks, i64 span) {
 
 // The training step: the most loaded stage's micro-batches, the pipeline's bubble, the gradients' reduction
 // and the optimizer's update.
-StepTime training_step(const ModelConfig& c, const memory_detail::ResolvedLayout& r, const TimeOptions& o,
-                       const HardwareSpec& hw, StepTime& forward) {
+StepTime training_step(const ModelConfig& c, const CostReport& cost, const memory_detail::ResolvedLayout& r,
+                       const TimeOptions& o, const HardwareSpec& hw, StepTime& forward) {
   const MemoryLayout& l = r.layout;
   const Dtype dtype = l.activation_dtype;
   const OpContext x{c, r, o, l.micro_batch * l.seq / l.cp};
@@ -115,7 +127,6 @@ StepTime training_step(const ModelConfig& c, const memory_detail::ResolvedLayout
   unsharded.distributed_optimizer = false;
   memory_detail::ResolvedLayout ur = r;
   ur.layout = unsharded;
-  const CostReport cost = count(c, CountOptions{false, l.seq});
   const auto& layers = r.stage_layers[static_cast<std::size_t>(worst_stage)];
   const memory_detail::ModelState state =
       memory_detail::model_state(c, cost, ur, layers, worst_stage == 0, worst_stage == stages - 1);
@@ -170,37 +181,8 @@ StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& 
 
 }  // namespace
 
-std::string_view to_string(OpKind v) {
-  switch (v) {
-    case OpKind::gemm:
-      return "gemm";
-    case OpKind::grouped_gemm:
-      return "grouped_gemm";
-    case OpKind::attention:
-      return "attention";
-    case OpKind::elementwise:
-      return "elementwise";
-    case OpKind::collective:
-      return "collective";
-    case OpKind::bubble:
-      return "bubble";
-  }
-  return "gemm";
-}
-
-std::string_view to_string(Bound v) {
-  switch (v) {
-    case Bound::compute:
-      return "compute";
-    case Bound::memory:
-      return "memory";
-    case Bound::communication:
-      return "communication";
-    case Bound::overhead:
-      return "overhead";
-  }
-  return "compute";
-}
+std::string_view to_string(OpKind v) { return detail::name_of(kOpKinds, v); }
+std::string_view to_string(Bound v) { return detail::name_of(kBounds, v); }
 
 TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, const HardwareSpec& hw,
                      const TimeOptions& options) {
@@ -231,12 +213,12 @@ TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, c
   report.layout.inference = layout.inference;
   report.layout.microbatches = r.microbatches;
   report.options = options;
-  report.training = training_step(c, r, options, hw, report.forward);
+  const CostReport cost = count(c, CountOptions{false, r.layout.seq});
+  report.training = training_step(c, cost, r, options, hw, report.forward);
   report.decode = decode_step(c, r, options, hw);
   report.forward_seconds_per_token = report.forward.seconds_per_token();
   report.training_seconds_per_token = report.training.seconds_per_token();
   report.decode_seconds_per_token = report.decode.seconds_per_token();
-  const CostReport cost = count(c, CountOptions{false, r.layout.seq});
   const double gpus = dbl(l.tp) * dbl(l.pp) * dbl(l.cp) * dbl(l.dp);
   report.model_flops_utilization = cost.flops.training * report.training.tokens /
                                    (gpus * hw.peak_flops(r.layout.activation_dtype) * report.training.seconds);
