@@ -14,6 +14,7 @@
 #include "smelt/solve.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
+#include "time_text.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -107,6 +108,13 @@ std::string human_report(const MatchResult& r) {
   if (best.memory)
     rows.push_back({"memory per GPU (layout)", human(best.memory->baseline, Unit::bytes),
                     human(best.memory->candidate, Unit::bytes), signed_pct(best.memory->mismatch_pct)});
+  const auto time_row = [&](const char* label, const std::optional<BudgetValue>& v) {
+    if (v)
+      rows.push_back({fmt::format("{} ({})", label, r.options.hardware), seconds_text(v->baseline),
+                      seconds_text(v->candidate), signed_pct(v->mismatch_pct)});
+  };
+  time_row("training time/token", best.training_time);
+  time_row("decode time/token", best.decode_time);
   rows.insert(rows.begin(), {"", "baseline", "derived", "mismatch"});
   out += render_cells(rows, 1);
   out += splits_line(best);
@@ -114,6 +122,12 @@ std::string human_report(const MatchResult& r) {
                      best.max_abs_mismatch_pct, r.options.match.size() == 3 ? "flops, params, kv" : match_list(r),
                      r.within_tolerance ? "within" : "OUTSIDE", r.options.tolerance_pct, r.evaluated, r.space_size);
   if (!best.memory) out += "memory per GPU: not shown: " + best.memory_note + "\n";
+  if (!best.time_note.empty()) out += "time per token: not shown: " + best.time_note + "\n";
+  if (r.options.time_limit > 0)
+    out += fmt::format(
+        "time limit {}x the Baseline's training time per token on {}: {} candidate{} dropped (each replaced by the "
+        "closest that fits)\n",
+        r.options.time_limit, r.options.hardware, r.dropped_for_time, r.dropped_for_time == 1 ? "" : "s");
   if (r.options.memory_limit.bytes > 0)
     out += fmt::format(
         "memory limit {} per GPU: {} candidate{} dropped, over it or not sharded by the layout (each replaced by the "

@@ -153,6 +153,7 @@ void read_value(const FieldFlag& f, const FlagText& t, std::vector<std::int64_t>
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<double>& out, detail::Violations& errors) {
   parse_items(f, t, out, errors);
 }
+void read_value(const FieldFlag&, const FlagText& t, std::string& out, detail::Violations&) { out = t.text; }
 
 std::string default_text(std::int64_t v) { return fmt::format("{}", v); }
 std::string default_text(std::uint64_t v) { return fmt::format("{}", v); }
@@ -173,6 +174,7 @@ std::string default_text(const std::vector<Budget>& v) {
 }
 std::string default_text(const std::vector<std::int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 std::string default_text(const std::vector<double>& v) { return fmt::format("{}", fmt::join(v, ",")); }
+std::string default_text(const std::string& v) { return v; }
 
 void add_flag_of(CLI::App* sub, const FieldFlag& f, OptionKind kind, const std::string& help,
                  const std::string& default_shown, FlagText& t) {

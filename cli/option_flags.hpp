@@ -53,6 +53,7 @@ void read_value(const FieldFlag& f, const FlagText& t, DeviceMemory& out, detail
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<Budget>& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<std::int64_t>& out, detail::Violations& errors);
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<double>& out, detail::Violations& errors);
+void read_value(const FieldFlag& f, const FlagText& t, std::string& out, detail::Violations& errors);
 
 // The default a flag's help shows ("" for none: the doc says it).
 std::string default_text(std::int64_t v);
@@ -70,6 +71,7 @@ std::string default_text(const DeviceMemory& v);
 std::string default_text(const std::vector<Budget>& v);
 std::string default_text(const std::vector<std::int64_t>& v);
 std::string default_text(const std::vector<double>& v);
+std::string default_text(const std::string& v);
 template <class T>
 std::string default_text(const std::optional<T>&) {
   return "";

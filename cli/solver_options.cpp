@@ -8,7 +8,8 @@ SolverFlags::SolverFlags(CLI::App* sub, bool recipe, std::vector<std::string_vie
       match_(sub, std::move(skip_match)),
       // --context is MatchOptions::contexts here (a serving layout caches the config's context), and
       // --memory-limit stands for the device.
-      layout_(sub, {"context", "device_memory"}) {}
+      layout_(sub, {"context", "device_memory"}),
+      time_(sub) {}
 
 SolverSetup SolverFlags::setup() const {
   detail::Violations errors;
@@ -17,6 +18,7 @@ SolverSetup SolverFlags::setup() const {
   space_.apply(s.space, errors);
   match_.apply(s.options, errors);
   layout_.apply(s.options.memory_layout, errors);
+  time_.apply(s.options.time_options, errors);
   errors.throw_if_any();
   return s;
 }

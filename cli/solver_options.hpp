@@ -20,8 +20,9 @@ struct SolverSetup {
 };
 
 // LoopRecipe's flags (derive: `recipe`; sweep sets its own), SearchSpace's and
-// MatchOptions' (but for `skip`, the MatchOptions rows a command does not offer), and
-// MemoryLayout's for the memory figures, limit and budget.
+// MatchOptions' (but for `skip`, the MatchOptions rows a command does not offer),
+// MemoryLayout's for the memory figures, limit and budget, and TimeOptions' for
+// the time figures, limit and budget.
 class SolverFlags {
  public:
   SolverFlags(CLI::App* sub, bool recipe, std::vector<std::string_view> skip_match = {});
@@ -34,6 +35,7 @@ class SolverFlags {
   OptionFlags<SearchSpace> space_;
   OptionFlags<MatchOptions> match_;
   OptionFlags<MemoryLayout> layout_;  // MatchOptions::memory_layout
+  OptionFlags<TimeOptions> time_;     // MatchOptions::time_options
 };
 
 // The matched budgets as "flops, params".

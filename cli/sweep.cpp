@@ -47,6 +47,9 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
   std::vector<std::vector<std::string>> cells{{"kind", "variant", "span", "loops", "depth", "executed", "H", "experts",
                                                "heads/kv/hd", "FLOPs", "params", "KV", "max", "within", "depth/width",
                                                "memory"}};
+  // With --hardware, the predicted training time per token's change from the Baseline's.
+  const bool timed = !m.hardware.empty();
+  if (timed) cells.front().push_back("time");
   std::size_t within = 0;
   for (const SweepRow& r : rows) {
     within += r.within_tolerance ? 1 : 0;
@@ -60,6 +63,7 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
          signed_pct(r.flops_mismatch_pct), signed_pct(r.params_mismatch_pct), signed_pct(r.kv_mismatch_pct),
          fmt::format("{:.3f}%", r.max_abs_mismatch_pct), r.within_tolerance ? "yes" : "no",
          fmt::format("{:.5f}", r.depth_to_width), r.memory_mismatch_pct ? signed_pct(*r.memory_mismatch_pct) : "-"});
+    if (timed) cells.back().push_back(r.training_time_mismatch_pct ? signed_pct(*r.training_time_mismatch_pct) : "-");
   }
   out += render_cells(cells, 3);  // the first three columns are names, the rest numbers
   out += fmt::format("{} of {} rows within the {}% tolerance\n", within, rows.size(), m.tolerance_pct);

@@ -7,14 +7,15 @@
 #include <fmt/format.h>
 
 namespace smelt::cli {
-namespace {
 
-std::string seconds(double s) {
+std::string seconds_text(double s) {
   if (s >= 1) return fmt::format("{:.3g} s", s);
   if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
   if (s >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
   return fmt::format("{:.3g} ns", s * 1e9);
 }
+
+namespace {
 
 // "attention_core 31% (compute), experts 25% (compute), ..." with the largest terms first.
 std::string terms_line(const StepTime& step) {
@@ -44,7 +45,7 @@ std::string bound_line(const StepTime& step) {
 
 std::string step_lines(const char* label, const StepTime& step) {
   return fmt::format("{}: {} per token ({} per step of {:.0f} tokens)\n  bound: {}\n  terms: {}\n", label,
-                     seconds(step.seconds_per_token()), seconds(step.seconds), step.tokens, bound_line(step),
+                     seconds_text(step.seconds_per_token()), seconds_text(step.seconds), step.tokens, bound_line(step),
                      terms_line(step));
 }
 

@@ -15,7 +15,8 @@ inline constexpr int kCountReportSchemaVersion = 2;
 inline constexpr int kMatchReportSchemaVersion = 3;
 // The memory report's: 1.
 inline constexpr int kMemoryReportSchemaVersion = 1;
-// The time report's: 1.
-inline constexpr int kTimeReportSchemaVersion = 1;
+// The time report's: 2 (2: one op row per kind of layer visit, `times`
+// counting its visits, and `recomputed`).
+inline constexpr int kTimeReportSchemaVersion = 2;
 
 }  // namespace smelt

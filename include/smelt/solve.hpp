@@ -16,6 +16,7 @@
 #include "smelt/memory.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
+#include "smelt/time.hpp"
 
 namespace smelt {
 
@@ -120,7 +121,7 @@ struct OptionTable<SearchSpace> {
   });
 };
 
-enum class Budget { flops, params, kv, memory };
+enum class Budget { flops, params, kv, memory, time };
 std::string_view to_string(Budget v);
 Budget parse_budget(std::string_view s, std::string_view field);
 
@@ -139,6 +140,15 @@ struct MatchOptions {
   // (docs/solver.md section 5, "Memory per GPU"); Budget::memory matches it.
   DeviceMemory memory_limit;   // bytes, or a named device; 0: no limit
   MemoryLayout memory_layout;  // its own field table (MemoryLayout)
+  // With a hardware spec (a shipped name or a spec file, smelt::hardware_spec),
+  // the predicted training and decode time per token (smelt::step_time under
+  // memory_layout and time_options) of every candidate beside the Baseline's;
+  // with a time_limit a candidate whose training time per token exceeds that
+  // multiple of the Baseline's is dropped (docs/solver.md section 5, "Time per
+  // token"); Budget::time matches the training time.
+  std::string hardware;      // empty: no time figures
+  double time_limit = 0;     // a ratio to the Baseline's training time per token; 0: no limit
+  TimeOptions time_options;  // its own field table (TimeOptions)
 };
 
 // MatchOptions' fields (include/smelt/option_fields.hpp).
@@ -146,10 +156,11 @@ template <>
 struct OptionTable<MatchOptions> {
   static constexpr std::string_view owner = "MatchOptions";
   using Field = OptionField<MatchOptions, std::vector<Budget>, bool, std::vector<std::int64_t>, double, std::int64_t,
-                            DeviceMemory>;
+                            DeviceMemory, std::string>;
   static constexpr auto fields = std::to_array<Field>({
       {"match", OptionKind::word_list, &MatchOptions::match, 0, 0,
-       "Budgets to match: flops, params, kv, memory (per-GPU bytes under the memory layout)"},
+       "Budgets to match: flops, params, kv, memory (per-GPU bytes under the memory layout), time (training "
+       "seconds per token on {hardware})"},
       {"flops_with_head", OptionKind::boolean, &MatchOptions::flops_with_head, 0, 1,
        "Include the LM head in the FLOPs budget"},
       {"contexts", OptionKind::integer_list, &MatchOptions::contexts, 1, 1 << 30,
@@ -163,6 +174,12 @@ struct OptionTable<MatchOptions> {
       {"memory_limit", OptionKind::word, &MatchOptions::memory_limit, 0, 0,
        "Drop candidates whose per-GPU memory under the memory layout exceeds this: bytes with a unit (80GiB) or "
        "a device (h100, h200, b200, a100-40, a100-80, mi300x)"},
+      {"hardware", OptionKind::word, &MatchOptions::hardware, 0, 0,
+       "Predict each candidate's training and decode time per token on this device: a name (h100, h200, b200, "
+       "a100-80, mi300x) or a spec file (default: no time figures)"},
+      {"time_limit", OptionKind::number, &MatchOptions::time_limit, 0, 1e6,
+       "Drop candidates whose training time per token on {hardware} exceeds this multiple of the Baseline's "
+       "(1.1: at most 10% slower; 0: no limit)"},
   });
 };
 
@@ -232,6 +249,13 @@ struct Candidate {
   // layout cannot shard the candidate or the Baseline.
   std::optional<BudgetValue> memory;
   std::string memory_note;
+  // With MatchOptions::hardware: the predicted seconds per token of a training
+  // step and of a decode step (TimeReport) against the Baseline's; absent, with
+  // time_note saying why, where the layout cannot shard the candidate or the
+  // Baseline (time_note is empty without a hardware spec).
+  std::optional<BudgetValue> training_time;
+  std::optional<BudgetValue> decode_time;
+  std::string time_note;
 };
 
 // One field a relaxation changes, named as the library spells it, and its new
@@ -278,6 +302,8 @@ struct MatchResult {
   // list but exceeded the limit or could not be sharded by the layout (each
   // replaced by the closest one with fewer experts that fits, if any).
   std::int64_t dropped_for_memory = 0;
+  // The same under MatchOptions::time_limit: candidates over it.
+  std::int64_t dropped_for_time = 0;
 };
 
 // Throws config_error (exit code 2 in the CLI) for an empty or contradictory

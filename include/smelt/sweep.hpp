@@ -69,6 +69,10 @@ struct SweepRow {
   // Baseline's (Candidate::memory); absent where the layout cannot shard either.
   std::optional<std::int64_t> memory_bytes;
   std::optional<double> memory_mismatch_pct;
+  // With MatchOptions::hardware: the predicted training seconds per token and
+  // the change from the Baseline's (Candidate::training_time).
+  std::optional<double> training_seconds_per_token;
+  std::optional<double> training_time_mismatch_pct;
 };
 
 // Every violation of `options` for this Baseline, each naming

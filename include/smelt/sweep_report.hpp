@@ -14,7 +14,8 @@ namespace smelt {
 inline constexpr const char* kSweepCsvHeader =
     "kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,"
     "num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,"
-    "within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct";
+    "within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct,training_seconds_per_token,"
+    "training_time_mismatch_pct";
 
 // `match` gives the matched budgets, contexts (empty: the Baseline's) and tolerance.
 std::string sweep_report_json(const ModelConfig& baseline, const std::vector<SweepRow>& rows,

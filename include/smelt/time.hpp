@@ -59,11 +59,14 @@ struct Op {
   double bytes = 0;    // moved to or from device memory, or over the link for a collective
   double seconds = 0;  // predicted, once
   Bound bound = Bound::compute;
-  std::int64_t times = 1;  // how often the step runs it (a micro-batch's ops: once per micro-batch)
+  // How often the step runs it: the visits of its layer kind on the stage (the
+  // row stands for all of them; layer and visit name the first) x the micro-batches.
+  std::int64_t times = 1;
+  bool recomputed = false;  // a forward op the backward runs again first (the layout's recompute)
 };
 
-// One step of one GPU: its ops in order (a micro-batch's once, with how
-// often the step runs them), and their sums.
+// One step of one GPU: its ops (one row per kind of layer visit, with how
+// often the step runs it), and their sums.
 struct StepTime {
   std::vector<Op> ops;
   double tokens = 0;                          // tokens the whole job processes in the step

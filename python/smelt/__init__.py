@@ -192,6 +192,9 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
     parameters, KV bytes per token; mismatches in percent), each candidate's
     per-GPU ``memory_bytes`` beside the Baseline's under the MemoryLayout keywords
     (``memory_limit`` drops those that do not fit, ``match`` with ``memory`` matches it),
+    with ``hardware`` each one's predicted ``training_seconds_per_token`` and
+    ``decode_seconds_per_token`` beside the Baseline's under them and the TimeOptions keywords
+    (``time_limit`` drops those slower than that multiple of the Baseline's, ``match`` with ``time`` matches it),
     ``within_tolerance``, ``why`` and ``relaxations``. A best outside the tolerance is returned, not
     raised; messages and relaxations name the library's fields (the keywords),
     where the CLI names its flags. A bad keyword or value raises ConfigError.
@@ -202,9 +205,9 @@ def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:
 def sweep(baseline: ConfigLike, **options: Any) -> SweepReport:
     """The matched ablation grid: loop spans x loop counts, and depth-to-width variants.
 
-    The SweepOptions keywords below, and the SearchSpace, MatchOptions and MemoryLayout
+    The SweepOptions keywords below, and the SearchSpace, MatchOptions, MemoryLayout and TimeOptions
     keywords of ``derive`` (each row is the best candidate). Returns ``smelt-match sweep --json``: ``rows``, each with its
-    config, knobs, signed mismatches in percent and per-GPU memory.
+    config, knobs, signed mismatches in percent, per-GPU memory and, with ``hardware``, its training time per token.
     """
     return SweepReport(_core.sweep(_native(baseline), _keywords("sweep", options)))
 
@@ -374,8 +377,8 @@ def supported_hf_model_types() -> list[str]:
     return _core.supported_hf_model_types()
 
 
-_options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions", "MemoryLayout")
-_options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions", "MemoryLayout")
+_options.document(derive, "LoopRecipe", "SearchSpace", "MatchOptions", "MemoryLayout", "TimeOptions")
+_options.document(sweep, "SweepOptions", "SearchSpace", "MatchOptions", "MemoryLayout", "TimeOptions")
 _options.document(fit, "FitOptions")
 _options.document(memory, "MemoryLayout")
 _options.document(time, "MemoryLayout", "TimeOptions")

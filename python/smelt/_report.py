@@ -311,7 +311,9 @@ class Candidate(Node):
     """A derived config: name, knobs, equivalent_head_splits (how many splits of its attention and KV widths the
     space holds, itself included), head_splits (each, its own first), budgets (first context),
     max_abs_mismatch_pct, contexts, layers_executed, depth_to_width, active_params, residual_scale, memory_bytes
-    (per-GPU bytes under the memory layout beside the Baseline's, or None with memory_note saying why), config."""
+    (per-GPU bytes under the memory layout beside the Baseline's, or None with memory_note saying why),
+    training_seconds_per_token and decode_seconds_per_token (predicted on the ``hardware`` keyword's device beside the
+    Baseline's, or None: without a device, or with time_note saying why), config."""
 
 
 class Baseline(Node):
@@ -348,7 +350,8 @@ class MatchResult(Report):
 class SweepRow(Node):
     """One solve of a sweep: kind, span_fraction, depth_multiplier, span, loops, depth, the knobs, the signed
     mismatches in percent, within_tolerance, depth_to_width, memory_bytes and memory_mismatch_pct (None where the
-    memory layout cannot shard the row), config."""
+    memory layout cannot shard the row), training_seconds_per_token and training_time_mismatch_pct (None without the
+    ``hardware`` keyword), config."""
 
 
 class SweepReport(Report):

@@ -171,6 +171,15 @@ void Keywords::value(const char* owner, const char* key, DeviceMemory& out) {
   }
 }
 
+void Keywords::value(const char* owner, const char* key, std::string& out) {
+  if (const json* v = take(key)) {
+    if (v->is_string())
+      out = v->get<std::string>();
+    else
+      type_error(owner, key, *v, "must be a string");
+  }
+}
+
 void Keywords::value(const char* owner, const char* key, LoopSpan& out) {
   if (const json* v = take(key)) {
     if (v->is_string())

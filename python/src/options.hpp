@@ -68,6 +68,7 @@ class Keywords {
   void value(const char* owner, const char* key, Recompute& out);
   void value(const char* owner, const char* key, MemoryConvention& out);
   void value(const char* owner, const char* key, DeviceMemory& out);
+  void value(const char* owner, const char* key, std::string& out);
   template <class T, class Parse>
   void word(const char* owner, const char* key, T& out, Parse parse, const char* rule);
   template <class T, class IsItem>

@@ -19,6 +19,7 @@ std::string derive(const CheckedConfig& baseline, const std::string& kwargs) {
   kw.read(space);
   kw.read(options);
   kw.read(options.memory_layout);
+  kw.read(options.time_options);
   kw.finish();
   return match_report_json(solve(baseline, recipe, space, options));
 }
@@ -32,6 +33,7 @@ std::string sweep(const CheckedConfig& baseline, const std::string& kwargs) {
   kw.read(space);
   kw.read(options);
   kw.read(options.memory_layout);
+  kw.read(options.time_options);
   kw.finish();
   options.top = 1;  // each row is the best candidate
   return sweep_report_json(baseline, smelt::sweep(baseline, sweep_options, space, options), options);

@@ -3,6 +3,7 @@
 #include "solve/found.hpp"
 #include "solve/memory_budget.hpp"
 #include "solve/relax.hpp"
+#include "solve/time_budget.hpp"
 
 namespace smelt {
 
@@ -15,10 +16,13 @@ MatchResult solve_brute_force(const CheckedConfig& baseline, const LoopRecipe& r
                               const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
   const detail::Objective objective(options);
-  const detail::ExactBudgets target = detail::memory_target(baseline, plan);
+  const detail::ExactBudgets target = detail::search_target(baseline, plan);
   const bool limited = options.memory_limit.bytes > 0;
+  const bool timed = objective.time || options.time_limit > 0;
+  const detail::i128 ceiling = detail::time_ceiling(options, target.time);
   std::int64_t evaluated = 0;
   std::optional<std::int64_t> smallest;
+  std::optional<detail::i128> fastest;
   detail::TopCandidates top(plan, static_cast<std::size_t>(options.top));
   for (const detail::Geometry& g : plan.geometries) {
     const detail::IndexSpan span = detail::hidden_span(plan, g);
@@ -39,13 +43,22 @@ MatchResult solve_brute_force(const CheckedConfig& baseline, const LoopRecipe& r
             }
             budgets.memory = *m.bytes;
           }
+          if (timed) {
+            const std::optional<detail::i128> t = detail::training_attoseconds(c, *plan.hardware, options);
+            if (!t) continue;  // the layout cannot shard it
+            budgets.time = *t;
+            if (options.time_limit > 0 && budgets.time > ceiling) {
+              if (!fastest || budgets.time < *fastest) fastest = budgets.time;
+              continue;
+            }
+          }
           best_e.offer({objective.score(budgets, target), h, e, g, w});
         }
         if (best_e.sorted().empty()) continue;  // no expert count of this (H, geometry, width) fits
         top.offer(best_e.sorted().front());
       }
   }
-  if (top.sorted().empty()) detail::throw_none_fits(plan, smallest);
+  if (top.sorted().empty()) detail::throw_none_fits(plan, smallest, fastest, target);
   return detail::with_relaxations(detail::build_result(plan, top.sorted(), target, evaluated), baseline, recipe, space,
                                   options,
                                   [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,

@@ -12,8 +12,11 @@ using detail::parse_of;
 
 constexpr EnumNames<FfnScaling, 3> kFfnScaling{
     {{FfnScaling::proportional, "proportional"}, {FfnScaling::fixed, "fixed"}, {FfnScaling::searched, "searched"}}};
-constexpr EnumNames<Budget, 4> kBudget{
-    {{Budget::flops, "flops"}, {Budget::params, "params"}, {Budget::kv, "kv"}, {Budget::memory, "memory"}}};
+constexpr EnumNames<Budget, 5> kBudget{{{Budget::flops, "flops"},
+                                        {Budget::params, "params"},
+                                        {Budget::kv, "kv"},
+                                        {Budget::memory, "memory"},
+                                        {Budget::time, "time"}}};
 constexpr EnumNames<SweepKind, 3> kSweepKind{
     {{SweepKind::baseline, "baseline"}, {SweepKind::loop, "loop"}, {SweepKind::depth, "depth"}}};
 

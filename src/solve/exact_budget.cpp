@@ -121,12 +121,13 @@ ExactBudgets exact_budgets_reference(const ModelConfig& config, const std::vecto
 }
 
 Objective::Objective(const MatchOptions& o)
-    : flops(false), params(false), kv(false), memory(false), flops_with_head(o.flops_with_head) {
+    : flops(false), params(false), kv(false), memory(false), time(false), flops_with_head(o.flops_with_head) {
   for (const Budget b : o.match) {
     flops |= b == Budget::flops;
     params |= b == Budget::params;
     kv |= b == Budget::kv;
     memory |= b == Budget::memory;
+    time |= b == Budget::time;
   }
 }
 
@@ -148,6 +149,7 @@ std::vector<i128> Objective::components(const ExactBudgets& b) const {
   }
   if (params) out.push_back(b.params_non_embedding);
   if (memory) out.push_back(b.memory);
+  if (time) out.push_back(b.time);
   return out;
 }
 

@@ -21,6 +21,7 @@ struct ExactBudgets {
   std::vector<i128> kv_bytes;             // one per context
   std::int64_t params_non_embedding = 0;
   i128 memory = 0;  // per-GPU bytes (memory_budget.hpp), set only where Objective::memory
+  i128 time = 0;    // training attoseconds per token (time_budget.hpp), set only where Objective::time
 };
 
 // Layers with the same cost: MoE or dense, attention kind, visits (1 or the
@@ -70,6 +71,7 @@ struct Objective {
   bool params = true;
   bool kv = true;
   bool memory = false;
+  bool time = false;
   bool flops_with_head = false;
 
   explicit Objective(const MatchOptions& options);

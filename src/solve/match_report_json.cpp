@@ -58,6 +58,10 @@ ordered_json candidate(const Candidate& c) {
   // Per-GPU bytes under the memory layout, or null with the reason.
   j["memory_bytes"] = c.memory ? count_budget(*c.memory) : ordered_json();
   j["memory_note"] = c.memory ? ordered_json() : ordered_json(c.memory_note);
+  // Predicted seconds per token on MatchOptions::hardware, or null (with the reason where there is one).
+  j["training_seconds_per_token"] = c.training_time ? budget(*c.training_time) : ordered_json();
+  j["decode_seconds_per_token"] = c.decode_time ? budget(*c.decode_time) : ordered_json();
+  j["time_note"] = c.time_note.empty() ? ordered_json() : ordered_json(c.time_note);
   j["config"] = detail::config_json(c.config);
   return j;
 }
@@ -124,6 +128,12 @@ std::string match_report_json(const MatchResult& r) {
                  {"limit_bytes", r.options.memory_limit.bytes},
                  {"limit_name", r.options.memory_limit.name},
                  {"dropped", r.dropped_for_memory}};
+  j["time"] = {{"hardware", r.options.hardware},
+               {"limit_ratio", r.options.time_limit},
+               {"imbalance", r.options.time_options.imbalance},
+               {"decode_batch", r.options.time_options.decode_batch},
+               {"decode_context", r.options.time_options.decode_context},
+               {"dropped", r.dropped_for_time}};
   j["space_size"] = r.space_size;
   j["evaluated"] = r.evaluated;
   j["within_tolerance"] = r.within_tolerance;

@@ -7,6 +7,9 @@
 #include "memory/resolved_layout.hpp"
 #include "smelt/checked_config.hpp"
 #include "smelt/error.hpp"
+#include "smelt/time.hpp"
+#include "solve/time_budget.hpp"
+#include "time/step_time.hpp"
 
 namespace smelt::detail {
 
@@ -36,13 +39,17 @@ bool fits(const MemoryFigure& figure, const MatchOptions& o) {
   return o.memory_limit.bytes == 0 || *figure.bytes <= o.memory_limit.bytes;
 }
 
-ExactBudgets memory_target(const CheckedConfig& baseline, const Plan& plan) {
+ExactBudgets search_target(const CheckedConfig& baseline, const Plan& plan) {
   ExactBudgets b = exact_budgets(baseline, plan.contexts);
   if (memory_in_search(plan.options)) b.memory = memory(baseline, plan.options.memory_layout).total;
+  if (time_in_search(plan.options))
+    b.time = attoseconds(time_detail::training_seconds_per_token(baseline, plan.options.memory_layout, *plan.hardware,
+                                                                 plan.options.time_options));
   return b;
 }
 
-void throw_none_fits(const Plan& plan, const std::optional<std::int64_t>& smallest) {
+void throw_none_fits(const Plan& plan, const std::optional<std::int64_t>& smallest, const std::optional<i128>& fastest,
+                     const ExactBudgets& target) {
   const DeviceMemory& limit = plan.options.memory_limit;
   const std::string value = limit.name.empty() ? fmt::format("{} B", limit.bytes) : limit.name;
   if (smallest)
@@ -50,17 +57,30 @@ void throw_none_fits(const Plan& plan, const std::optional<std::int64_t>& smalle
         Violation{"MatchOptions::memory_limit", value,
                   fmt::format("no candidate of the space fits in {} bytes per GPU: the smallest needs {} bytes",
                               limit.bytes, *smallest)});
-  throw config_error(Violation{"MatchOptions::memory_limit", value,
+  if (fastest)
+    throw config_error(Violation{
+        "MatchOptions::time_limit", fmt::format("{}", plan.options.time_limit),
+        fmt::format("no candidate of the space trains within {} x the Baseline's time per token on {}: the fastest "
+                    "takes {:.4f} x",
+                    plan.options.time_limit, plan.hardware->name,
+                    static_cast<double>(*fastest) / static_cast<double>(target.time))});
+  const bool memory_limited = limit.bytes > 0;
+  throw config_error(Violation{memory_limited ? "MatchOptions::memory_limit" : "MatchOptions::time_limit",
+                               memory_limited ? value : fmt::format("{}", plan.options.time_limit),
                                "the memory layout shards no candidate of the space: each breaks a rule of its tp, ep "
                                "or etp (the heads, KV heads, FFN widths or experts they must divide)"});
 }
 
-bool all_fit(const Plan& plan, const std::vector<Found>& found) {
-  for (const Found& f : found)
-    if (!fits(memory_figure(make_candidate(plan, f.hidden, f.experts, f.geometry, f.expert_width),
-                            plan.options.memory_layout),
-              plan.options))
-      return false;
+bool all_fit(const Plan& plan, const std::vector<Found>& found, const ExactBudgets& target) {
+  const i128 ceiling = time_ceiling(plan.options, target.time);
+  for (const Found& f : found) {
+    const ModelConfig c = make_candidate(plan, f.hidden, f.experts, f.geometry, f.expert_width);
+    if (!fits(memory_figure(c, plan.options.memory_layout), plan.options)) return false;
+    if (plan.options.time_limit > 0) {
+      const std::optional<i128> t = training_attoseconds(c, *plan.hardware, plan.options);
+      if (!t || *t > ceiling) return false;
+    }
+  }
   return true;
 }
 

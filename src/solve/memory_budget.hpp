@@ -33,19 +33,22 @@ bool shardable(const ModelConfig& config, const MemoryLayout& layout);
 // Whether the figure is within the limit (no limit: always).
 bool fits(const MemoryFigure& figure, const MatchOptions& options);
 
-// The Baseline's budgets, with its memory under the layout where the search
-// needs it (then the layout must hold for the Baseline: config_error naming
-// MemoryLayout's fields otherwise).
-ExactBudgets memory_target(const CheckedConfig& baseline, const Plan& plan);
+// The Baseline's budgets, with its memory under the layout and its training
+// time per token on the hardware where the search needs them (then the layout
+// must hold for the Baseline: config_error naming MemoryLayout's fields
+// otherwise).
+ExactBudgets search_target(const CheckedConfig& baseline, const Plan& plan);
 
-// Under a memory limit that no candidate of the space meets: config_error
-// naming MatchOptions::memory_limit with the smallest memory of the space
-// (every (H, geometry, width) is tried at its fewest experts before one is
-// kept), or saying the layout could shard none.
-[[noreturn]] void throw_none_fits(const Plan& plan, const std::optional<std::int64_t>& smallest);
+// Under a memory or time limit that no candidate of the space meets:
+// config_error naming MatchOptions::memory_limit with the smallest memory of
+// the space, or MatchOptions::time_limit with the fastest time (every (H,
+// geometry, width) is tried at its fewest experts before one is kept), or
+// saying the layout could shard none.
+[[noreturn]] void throw_none_fits(const Plan& plan, const std::optional<std::int64_t>& smallest,
+                                  const std::optional<i128>& fastest, const ExactBudgets& target);
 
-// Whether every found candidate fits the limit and the layout shards it.
-bool all_fit(const Plan& plan, const std::vector<Found>& found);
+// Whether every found candidate fits the limits and the layout shards it.
+bool all_fit(const Plan& plan, const std::vector<Found>& found, const ExactBudgets& target);
 
 // Expert counts the layout's expert parallelism can split: those that ep divides.
 bool ep_divides(const MatchOptions& options, std::int64_t experts);

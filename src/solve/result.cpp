@@ -7,6 +7,7 @@
 #include "smelt/count.hpp"
 #include "solve/found.hpp"
 #include "solve/memory_budget.hpp"
+#include "solve/time_budget.hpp"
 #include "util/mention.hpp"
 
 namespace smelt::detail {
@@ -80,6 +81,20 @@ void describe_memory(Candidate& c, const MemoryFigure& baseline, const MatchOpti
   } else {
     const auto b = static_cast<double>(*baseline.bytes), x = static_cast<double>(*m.bytes);
     c.memory = BudgetValue{b, x, 100.0 * (x - b) / b};
+  }
+}
+
+// The candidate's predicted training and decode time per token beside the Baseline's, where the layout shards both.
+void describe_time(Candidate& c, const TimeFigure& baseline, const Plan& plan) {
+  const TimeFigure t = time_figure(c.config, *plan.hardware, plan.options);
+  if (!baseline.training) {
+    c.time_note = "the Baseline: " + baseline.error;
+  } else if (!t.training) {
+    c.time_note = t.error;
+  } else {
+    const auto value = [](double b, double x) { return BudgetValue{b, x, 100.0 * (x - b) / b}; };
+    c.training_time = value(*baseline.training, *t.training);
+    c.decode_time = value(*baseline.decode, *t.decode);
   }
 }
 
@@ -200,9 +215,11 @@ MatchResult build_result(const Plan& plan, const std::vector<Found>& found, cons
   r.baseline_executed_layers = base.executed_layers;
   r.baseline_active_params = base.params.active;
   const MemoryFigure base_memory = memory_figure(plan.baseline, plan.options.memory_layout);
+  const TimeFigure base_time = plan.hardware ? time_figure(plan.baseline, *plan.hardware, plan.options) : TimeFigure{};
   for (const Found& f : found) {
     r.candidates.push_back(describe(plan, f, target));
     describe_memory(r.candidates.back(), base_memory, plan.options);
+    if (plan.hardware) describe_time(r.candidates.back(), base_time, plan);
     if (r.candidates.size() > 1) r.candidates.back().config.name += fmt::format("-alt{}", r.candidates.size() - 1);
   }
   r.space_size = plan.space_size();

@@ -9,15 +9,20 @@
 // search stops once that mismatch alone exceeds the worst candidate kept.
 // Every budget is non-decreasing in H (and in E), so within a geometry and
 // width only an interval of hidden sizes can still beat the worst candidate
-// kept, found by binary search. docs/solver.md section 7 proves the steps
-// exact; tests compare against brute force.
+// kept, found by binary search. Per-GPU memory and time per token are not
+// affine in E but do not fall as E rises: matched, the best E is found by
+// counting only the expert counts whose bounds can still beat the best one
+// counted. docs/solver.md section 7 proves the steps exact; tests compare
+// against brute force.
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "solve/found.hpp"
 #include "solve/memory_budget.hpp"
 #include "solve/relax.hpp"
+#include "solve/time_budget.hpp"
 
 namespace smelt {
 namespace {
@@ -34,8 +39,8 @@ constexpr i128 kMaxI64 = std::numeric_limits<i64>::max();
 class Search {
  public:
   // What every offer must pass: nothing; that the memory layout shards it; or that, sharded, it fits the
-  // memory limit (and, matched, memory is counted for it).
-  enum class Gate { none, shards, memory };
+  // memory and time limits (and, matched, memory is counted for it).
+  enum class Gate { none, shards, limits };
 
   Search(const detail::Plan& plan, const ExactBudgets& target, Gate gate)
       : plan_(plan),
@@ -47,6 +52,8 @@ class Search {
                                         plan.widths.front())),
         top_(plan, static_cast<std::size_t>(plan.options.top)),
         target_memory_(target.memory),
+        target_time_(target.time),
+        time_ceiling_(detail::time_ceiling(plan.options, target.time)),
         gate_(gate),
         checked_(gate != Gate::none) {}
 
@@ -133,8 +140,10 @@ class Search {
   const std::vector<detail::Found>& sorted() const { return top_.sorted(); }
   i64 evaluated() const { return evaluated_; }
   i64 dropped() const { return dropped_; }
-  // The smallest memory of a dropped candidate, for the error when none fits.
+  i64 dropped_for_time() const { return dropped_for_time_; }
+  // The smallest memory and time of a dropped candidate, for the error when none fits.
   const std::optional<i64>& smallest_dropped() const { return smallest_dropped_; }
+  const std::optional<i128>& fastest_dropped() const { return fastest_dropped_; }
 
  private:
   Components components(i64 h, i64 e, const Geometry& g, i64 w) {
@@ -146,32 +155,50 @@ class Search {
     if (objective_.memory)
       b.memory =
           detail::memory_figure(scratch_, plan_.options.memory_layout).bytes.value_or(static_cast<i64>(target_memory_));
+    if (objective_.time) {
+      b.time = detail::training_attoseconds(scratch_, *plan_.hardware, plan_.options).value_or(target_time_);
+    }
     return objective_.components(b);
   }
 
-  // Whether the candidate fits the memory limit and the layout can shard it;
-  // remembers the smallest memory of those that do not.
+  // Whether the candidate fits the memory and time limits and the layout can shard it; remembers the
+  // smallest memory and time of those that do not.
   bool fits(i64 h, i64 e, const Geometry& g, i64 w) {
     detail::set_knobs(plan_, h, e, g, w, scratch_);
-    if (gate_ == Gate::shards) {
-      over_limit_ = false;
-      last_bytes_.reset();
-      return detail::shardable(scratch_, plan_.options.memory_layout);
+    over_limit_ = over_time_ = false;
+    last_bytes_.reset();
+    if (gate_ == Gate::shards) return detail::shardable(scratch_, plan_.options.memory_layout);
+    const MatchOptions& o = plan_.options;
+    if (o.memory_limit.bytes > 0 || objective_.memory) {
+      const detail::MemoryFigure m = detail::memory_figure(scratch_, o.memory_layout);
+      last_bytes_ = m.bytes;
+      over_limit_ = m.bytes && o.memory_limit.bytes > 0 && *m.bytes > o.memory_limit.bytes;
+      if (!detail::fits(m, o)) {
+        if (m.bytes && (!smallest_dropped_ || *m.bytes < *smallest_dropped_)) smallest_dropped_ = m.bytes;
+        return false;
+      }
+    } else if (!detail::shardable(scratch_, o.memory_layout)) {
+      return false;
     }
-    const detail::MemoryFigure m = detail::memory_figure(scratch_, plan_.options.memory_layout);
-    last_bytes_ = m.bytes;
-    over_limit_ = m.bytes && plan_.options.memory_limit.bytes > 0 && *m.bytes > plan_.options.memory_limit.bytes;
-    if (detail::fits(m, plan_.options)) return true;
-    if (m.bytes && (!smallest_dropped_ || *m.bytes < *smallest_dropped_)) smallest_dropped_ = m.bytes;
-    return false;
+    if (o.time_limit > 0) {
+      const std::optional<i128> t = detail::training_attoseconds(scratch_, *plan_.hardware, o);
+      if (!t) return false;
+      const i128 as = *t;
+      if (as > time_ceiling_) {
+        over_limit_ = over_time_ = true;
+        if (!fastest_dropped_ || as < *fastest_dropped_) fastest_dropped_ = as;
+        return false;
+      }
+    }
+    return true;
   }
 
-  // Offers `f`, or under a memory limit the closest candidate of its (H, g, w)
-  // that fits: memory does not fall as the expert count k rises, and below
+  // Offers `f`, or under a memory or time limit the closest candidate of its (H, g, w)
+  // that fits: memory and time do not fall as the expert count k rises, and below
   // the best k the objective only worsens as k falls, so that is the largest
   // fitting k below it (`score_at` scores an index of Plan::experts).
-  // Returns whether even the fewest experts exceed the limit: memory does not
-  // fall as H rises either, so then no wider H of this (g, w) fits.
+  // Returns whether even the fewest experts exceed a limit: memory and time do
+  // not fall as H rises either, so then no wider H of this (g, w) fits.
   template <class ScoreAt>
   bool offer(detail::Found f, i64 best_k, ScoreAt score_at) {
     if (!checked_) {
@@ -183,7 +210,7 @@ class Search {
       top_.offer(f);
       return false;
     }
-    ++dropped_;
+    ++(over_time_ ? dropped_for_time_ : dropped_);
     const std::optional<i64> over_at_best = last_bytes_;
     if (best_k == 0 || !fits(f.hidden, plan_.experts.front(), f.geometry, f.expert_width)) return over_limit_;
     const auto fits_at = [&](i64 k) {
@@ -193,7 +220,7 @@ class Search {
     // Memory is close to affine in k: the line through the fewest experts and best_k guesses the last k that
     // fits, and two counts there (it fits, the next does not) settle it where the guess is right. The
     // bisection after it is exact whatever the guess.
-    if (over_at_best && last_bytes_ && *over_at_best > *last_bytes_) {
+    if (plan_.options.memory_limit.bytes > 0 && over_at_best && last_bytes_ && *over_at_best > *last_bytes_) {
       const i128 room = i128{plan_.options.memory_limit.bytes} - *last_bytes_;
       const i64 guess = std::clamp(static_cast<i64>(room * best_k / (i128{*over_at_best} - *last_bytes_)), lo, hi);
       if (guess > lo) {
@@ -241,27 +268,24 @@ class Search {
   // true where the fewest experts exceed the memory limit (offer()).
   bool offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1) {
     const i64 n = static_cast<i64>(plan_.experts.size());
-    // Each component is affine in the expert index k: c0 + k * step. Memory is
-    // not (the most loaded pipeline stage can change with E, sharded optimizer
-    // state rounds up): matched, every E is counted.
+    // Each component is affine in the expert index k: c0 + k * step. Memory and
+    // time are not (the most loaded pipeline stage can change with E, sharded
+    // optimizer state rounds up, GEMM efficiency follows the rows per expert).
     std::vector<i128> step(c0.size(), 0);
-    bool affine = !objective_.memory;
+    std::vector<bool> line(c0.size(), true);
+    bool affine = true;
     for (std::size_t i = 0; i < c0.size() && n > 1; ++i) {
-      affine = affine && (c1[i] - c0[i]) % (n - 1) == 0;
+      line[i] = !non_affine(i) && (c1[i] - c0[i]) % (n - 1) == 0;
+      affine = affine && line[i];
       step[i] = (c1[i] - c0[i]) / (n - 1);
     }
-    if (!affine) {  // memory matched, or never expected: then count every E rather than trust a line
-      detail::TopCandidates best_e(plan_, 1);
-      bool beyond = false;
-      for (const i64 e : plan_.experts) {
-        if (checked_ && !fits(h, e, g, w)) {
-          beyond = beyond || (e == plan_.experts.front() && over_limit_);
-          continue;
-        }
-        best_e.offer({objective_.score(components(h, e, g, w), goal_), h, e, g, w});
-      }
-      if (!best_e.sorted().empty()) top_.offer(best_e.sorted().front());
-      return beyond;
+    if (!affine) {
+      const i64 k = best_counted_e(h, g, w, c0, c1, step, line);
+      return offer({objective_.score(components(h, plan_.experts[static_cast<std::size_t>(k)], g, w), goal_), h,
+                    plan_.experts[static_cast<std::size_t>(k)], g, w},
+                   k, [&](i64 j) {
+                     return objective_.score(components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
+                   });
     }
     const auto at = [&](i64 k) {
       Components c = c0;
@@ -302,18 +326,92 @@ class Search {
                  [&](i64 k) { return objective_.score(at(k), goal_); });
   }
 
+  // Whether component i is memory or time (Objective::components puts them last, in that order).
+  bool non_affine(std::size_t i) const {
+    const std::size_t tail = (objective_.memory ? 1U : 0U) + (objective_.time ? 1U : 0U);
+    return i + tail >= goal_.size();
+  }
+
+  // The best expert index of one (H, g, w) where some component is not a line
+  // in k. Every component is non-decreasing in k (docs/solver.md section 7
+  // (e)), so between two counted indices a < k < b a component that is not a
+  // line lies in [c_a, c_b], and its mismatch at k is at least the distance
+  // from the target to that interval: one bound for the whole gap (a, b). The
+  // lines' largest mismatch is convex in k, so over the gap it is smallest at
+  // its overall minimiser clamped into the gap. Counts the gap's best point
+  // with the smallest bound until no gap can beat the best counted (more
+  // experts win ties, as in TopCandidates): exact, and a few counts where the
+  // lines and the bounds agree.
+  i64 best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1,
+                     const std::vector<i128>& step, const std::vector<bool>& line) {
+    const i64 n = static_cast<i64>(plan_.experts.size());
+    const auto line_max = [&](i64 k) {
+      Fraction worst{0, 1};
+      for (std::size_t i = 0; i < goal_.size(); ++i)
+        if (line[i] && step[i] != 0)
+          if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
+      return worst;
+    };
+    // The lines' rightmost minimiser (a convex sequence), as in offer_best_e.
+    i64 lo = 0, hi = n - 1;
+    while (lo < hi) {
+      const i64 mid = lo + (hi - lo + 1) / 2;
+      if (detail::compare(line_max(mid), line_max(mid - 1)) <= 0)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const i64 line_best = lo;
+    std::map<i64, Components> counted{{0, c0}, {n - 1, c1}};
+    detail::TopCandidates best(plan_, 1);
+    const auto offer_k = [&](i64 k, const Components& c) {
+      best.offer({objective_.score(c, goal_), h, plan_.experts[static_cast<std::size_t>(k)], g, w});
+    };
+    offer_k(0, c0);
+    if (n > 1) offer_k(n - 1, c1);
+    for (;;) {
+      std::optional<Fraction> lowest;
+      i64 next = -1;
+      for (auto a = counted.begin(), b = std::next(a); b != counted.end(); ++a, ++b) {
+        if (b->first == a->first + 1) continue;
+        const i64 k = std::clamp(line_best, a->first + 1, b->first - 1);
+        Fraction bound = line_max(k);
+        for (std::size_t i = 0; i < goal_.size(); ++i) {
+          if (line[i]) continue;
+          const i128 below = a->second[i], above = b->second[i];
+          const Fraction f = goal_[i] < below   ? detail::gap(below, goal_[i])
+                             : goal_[i] > above ? detail::gap(above, goal_[i])
+                                                : Fraction{0, 1};
+          if (detail::compare(f, bound) > 0) bound = f;
+        }
+        if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, next = k;
+      }
+      if (next < 0 || detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
+      const Components c = components(h, plan_.experts[static_cast<std::size_t>(next)], g, w);
+      offer_k(next, c);
+      counted.emplace(next, c);
+    }
+    const i64 e = best.sorted().front().experts;
+    return static_cast<i64>(std::lower_bound(plan_.experts.begin(), plan_.experts.end(), e) - plan_.experts.begin());
+  }
+
   const detail::Plan& plan_;
   const detail::Objective objective_;
   const Components goal_;
   ModelConfig scratch_;
   detail::TopCandidates top_;
   i128 target_memory_;
+  i128 target_time_;
+  i128 time_ceiling_;  // the largest training attoseconds per token under the time limit
   Gate gate_;
   bool checked_;  // gate_ is not none
   i64 evaluated_ = 0;
   i64 dropped_ = 0;
+  i64 dropped_for_time_ = 0;
   std::optional<i64> smallest_dropped_;
-  bool over_limit_ = false;        // the last fits(): over the limit (not refused by the layout)
+  std::optional<i128> fastest_dropped_;
+  bool over_limit_ = false;        // the last fits(): over a limit (not refused by the layout)
+  bool over_time_ = false;         // the last fits(): over the time limit
   std::optional<i64> last_bytes_;  // the last fits(): the memory counted, if it was
 };
 
@@ -327,23 +425,26 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
 MatchResult solve(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                   const MatchOptions& options) {
   const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
-  const ExactBudgets target = detail::memory_target(baseline, plan);
-  // Under a memory limit alone, the search over what the layout shards first: when every candidate it keeps
-  // fits, they are the best that fit too, and memory was counted for them alone (docs/solver.md section 5,
-  // "Memory per GPU").
+  const ExactBudgets target = detail::search_target(baseline, plan);
+  // Under limits alone (memory, time), the search over what the layout shards first: when every candidate it
+  // keeps fits, they are the best that fit too, and the limits were checked for them alone (docs/solver.md
+  // section 5, "Memory per GPU").
   using Gate = Search::Gate;
-  const bool matched = detail::Objective(plan.options).memory;
-  const bool limited = plan.options.memory_limit.bytes > 0;
-  std::optional<Search> search(std::in_place, plan, target,
-                               matched ? Gate::memory : (limited ? Gate::shards : Gate::none));
+  const detail::Objective objective(plan.options);
+  const bool limited = plan.options.memory_limit.bytes > 0 || plan.options.time_limit > 0;
+  std::optional<Search> search(
+      std::in_place, plan, target,
+      objective.memory ? Gate::limits : (limited || objective.time ? Gate::shards : Gate::none));
   search->run(target);
-  if (limited && !matched && !detail::all_fit(plan, search->sorted())) {
-    search.emplace(plan, target, Gate::memory);
+  if (limited && !objective.memory && !detail::all_fit(plan, search->sorted(), target)) {
+    search.emplace(plan, target, Gate::limits);
     search->run(target);
   }
-  if (search->sorted().empty()) detail::throw_none_fits(plan, search->smallest_dropped());
+  if (search->sorted().empty())
+    detail::throw_none_fits(plan, search->smallest_dropped(), search->fastest_dropped(), target);
   MatchResult result = detail::build_result(plan, search->sorted(), target, search->evaluated());
   result.dropped_for_memory = search->dropped();
+  result.dropped_for_time = search->dropped_for_time();
   return detail::with_relaxations(std::move(result), baseline, recipe, space, options,
                                   [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,
                                      const MatchOptions& o) { return solve(b, r, s, o); });

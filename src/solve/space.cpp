@@ -14,6 +14,7 @@
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
 #include "solve/memory_budget.hpp"
+#include "solve/time_budget.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 
@@ -50,7 +51,33 @@ void check_scalars(const SearchSpace& space, const MatchOptions& options, Violat
   else if (options.tolerance_pct > tolerance_row.hi)
     errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be at most {}", tolerance_row.hi));
   if (options.match.empty())
-    errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv, memory");
+    errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv, memory, time");
+  const auto& limit_row = option_row<MatchOptions>("time_limit");
+  if (!within(limit_row, options.time_limit))
+    errors.add("MatchOptions::time_limit", fmt::format("{}", options.time_limit),
+               fmt::format("must be a ratio in [{}, {}] (0: no limit)", limit_row.lo, limit_row.hi));
+}
+
+// MatchOptions::hardware's spec, read once; time matched or limited needs one.
+void resolve_hardware(const MatchOptions& options, Plan& plan, Violations& errors) {
+  if (options.hardware.empty()) {
+    if (std::find(options.match.begin(), options.match.end(), Budget::time) != options.match.end())
+      errors.add("MatchOptions::match", "\"time\"",
+                 "needs a device to predict time on: set " + mention("MatchOptions::hardware"));
+    if (options.time_limit > 0)
+      errors.add("MatchOptions::time_limit", fmt::format("{}", options.time_limit),
+                 "needs a device to predict time on: set " + mention("MatchOptions::hardware"));
+    return;
+  }
+  try {
+    plan.hardware = hardware_spec(options.hardware);
+  } catch (const config_error& e) {
+    // The unknown name is this option's; a spec file's own fields keep the file's names.
+    for (Violation v : e.violations()) {
+      if (v.field == "hardware") v.field = "MatchOptions::hardware";
+      errors.add(std::move(v));
+    }
+  }
 }
 
 // The derived model's depth and loop. Returns the depth the other knobs are
@@ -174,6 +201,7 @@ Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const Se
   plan.options = options;
 
   check_scalars(space, options, errors);
+  resolve_hardware(options, plan, errors);
   const i64 depth = resolve_depth_and_loop(b, recipe, plan, errors);
   resolve_contexts(b, options, plan, errors);
   // Depth and loops are in range here: the products fit.
@@ -194,7 +222,8 @@ Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const Se
 
   plan.hidden = list_multiples(hidden.range.lo, hidden.range.hi, space.align_hidden);
   plan.experts = b.is_moe() ? list_multiples(experts.lo, experts.hi, space.align_experts) : std::vector<i64>{0};
-  if (memory_in_search(options)) {  // the expert counts the layout's expert parallelism splits: still a progression
+  if (memory_in_search(options) || time_in_search(options)) {
+    // The expert counts the layout's expert parallelism splits: still a progression.
     std::erase_if(plan.experts, [&](i64 e) { return !ep_divides(options, e); });
     if (plan.experts.empty())
       errors.add("MemoryLayout::ep", std::to_string(options.memory_layout.ep),

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "smelt/hardware.hpp"
 #include "smelt/solve.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/exact_budget.hpp"
@@ -22,7 +24,8 @@ struct Plan {
   std::vector<std::int64_t> contexts;
   SearchSpace space;
   MatchOptions options;
-  LayerKinds kinds;  // the same for every candidate: they differ in widths and counts only
+  LayerKinds kinds;                      // the same for every candidate: they differ in widths and counts only
+  std::optional<HardwareSpec> hardware;  // MatchOptions::hardware's spec, read once; none without one
 
   // Candidates: each geometry's hidden sizes (hidden_span) x expert counts x widths.
   std::int64_t space_size() const;

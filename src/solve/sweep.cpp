@@ -67,6 +67,10 @@ SweepRow make_row(SweepKind kind, LoopRecipe recipe, const MatchResult& r) {
     row.memory_bytes = static_cast<std::int64_t>(best.memory->candidate);
     row.memory_mismatch_pct = best.memory->mismatch_pct;
   }
+  if (best.training_time) {
+    row.training_seconds_per_token = best.training_time->candidate;
+    row.training_time_mismatch_pct = best.training_time->mismatch_pct;
+  }
   return row;
 }
 

@@ -36,6 +36,10 @@ ordered_json row_json(const SweepRow& r) {
   j["depth_to_width"] = r.depth_to_width;
   j["memory_bytes"] = r.memory_bytes ? ordered_json(*r.memory_bytes) : ordered_json();
   j["memory_mismatch_pct"] = r.memory_mismatch_pct ? ordered_json(*r.memory_mismatch_pct) : ordered_json();
+  j["training_seconds_per_token"] =
+      r.training_seconds_per_token ? ordered_json(*r.training_seconds_per_token) : ordered_json();
+  j["training_time_mismatch_pct"] =
+      r.training_time_mismatch_pct ? ordered_json(*r.training_time_mismatch_pct) : ordered_json();
   j["config"] = detail::config_json(r.config);
   return j;
 }
@@ -82,7 +86,9 @@ std::string sweep_report_csv(const std::vector<SweepRow>& rows) {
                                r.within_tolerance ? "yes" : "no",
                                text(r.depth_to_width),
                                r.memory_bytes ? text(*r.memory_bytes) : "",
-                               r.memory_mismatch_pct ? text(*r.memory_mismatch_pct) : ""});
+                               r.memory_mismatch_pct ? text(*r.memory_mismatch_pct) : "",
+                               r.training_seconds_per_token ? text(*r.training_seconds_per_token) : "",
+                               r.training_time_mismatch_pct ? text(*r.training_time_mismatch_pct) : ""});
   }
   return out;
 }

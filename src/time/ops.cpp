@@ -199,31 +199,44 @@ Op gemm(std::string_view name, i64 m, i64 n, i64 k, double act_bytes, double wei
 std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, bool first, bool last) {
   Builder b{x, {}};
   const std::vector<LayerVisit> visits = schedule(x.c).visits();
-  b.ops.reserve(visits.size() * 24 + 16);
+  b.ops.reserve(64 + 32 * static_cast<std::size_t>(x.c.mtp_modules));
   const i64 n = x.tokens, h = x.c.hidden_size;
   if (first) b.add(elementwise("embedding", dbl(n) * dbl(h) * (b.e() + b.w())));
-  // A visit's ops depend on its layer only through the layer's kind (MoE or dense, attention kind): built once
-  // per kind, copied for every other visit of that kind.
+  // A visit's ops depend on its layer only through the layer's kind (MoE or dense, attention kind) and, in
+  // training, whether the layout recomputes it: built once per kind, their rows run once more for every other
+  // visit of that kind (Op::times).
+  const MemoryLayout& l = x.r.layout;
   struct Kind {
     bool moe;
     LayerAttention attention;
+    bool recomputed;
     std::size_t from, to;  // its first visit's ops in b.ops
   };
   std::vector<Kind> kinds;
+  i64 ordinal = 0;  // visits of this stage so far, in the schedule's order
   for (const LayerVisit& v : visits) {
     if (v.layer < layers.front() || v.layer > layers.back()) continue;
-    b.layer = v.layer + 1, b.visit = v.visit + 1;
+    ++ordinal;
     const bool moe = x.c.is_moe_layer(v.layer);
     const LayerAttention attention = x.c.attention_at(v.layer);
-    const auto same = std::find_if(kinds.begin(), kinds.end(),
-                                   [&](const Kind& k) { return k.moe == moe && k.attention == attention; });
-    if (same == kinds.end()) {
-      const std::size_t from = b.ops.size();
-      b.visit_ops(v.layer);
-      kinds.push_back({moe, attention, from, b.ops.size()});
+    // Full recompute: the first recompute_layers visits of the stage (all when 0) run forward again.
+    const bool recomputed =
+        !x.decode && l.recompute == Recompute::full && (l.recompute_layers == 0 || ordinal <= l.recompute_layers);
+    const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) {
+      return k.moe == moe && k.attention == attention && k.recomputed == recomputed;
+    });
+    if (same != kinds.end()) {
+      for (std::size_t i = same->from; i < same->to; ++i) ++b.ops[i].times;
       continue;
     }
-    for (std::size_t i = same->from; i < same->to; ++i) b.add(b.ops[i]);
+    b.layer = v.layer + 1, b.visit = v.visit + 1;
+    const std::size_t from = b.ops.size();
+    b.visit_ops(v.layer);
+    // Selective recompute: the attention cores alone.
+    for (std::size_t i = from; i < b.ops.size(); ++i)
+      b.ops[i].recomputed =
+          recomputed || (!x.decode && l.recompute == Recompute::selective && b.ops[i].kind == OpKind::attention);
+    kinds.push_back({moe, attention, recomputed, from, b.ops.size()});
   }
   b.layer = b.visit = 0;
   if (last) {
@@ -244,25 +257,12 @@ std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, 
   return b.ops;
 }
 
-std::vector<Op> backward_ops(const OpContext& x, const std::vector<Op>& forward) {
-  const MemoryLayout& l = x.r.layout;
+std::vector<Op> backward_ops(const std::vector<Op>& forward) {
   std::vector<Op> out;
   out.reserve(forward.size() * 3);
-  // Full recompute: the first recompute_layers visits of the stage (all when 0) run forward again.
-  i64 visits_seen = 0, last_visit_key = -1;
-  std::vector<bool> recomputed(forward.size(), false);
-  for (std::size_t i = 0; i < forward.size(); ++i) {
-    const Op& op = forward[i];
-    if (op.layer == 0) continue;
-    const i64 key = op.layer * 1000003 + op.visit;
-    if (key != last_visit_key) ++visits_seen, last_visit_key = key;
-    recomputed[i] =
-        (l.recompute == Recompute::full && (l.recompute_layers == 0 || visits_seen <= l.recompute_layers)) ||
-        (l.recompute == Recompute::selective && op.kind == OpKind::attention);
-  }
   for (std::size_t j = forward.size(); j-- > 0;) {
     const Op& f = forward[j];
-    if (recomputed[j]) {
+    if (f.recomputed) {
       Op again = f;
       again.name = "recompute";
       out.push_back(again);

@@ -24,14 +24,15 @@ struct OpContext {
 Op gemm(std::string_view name, std::int64_t m, std::int64_t n, std::int64_t k, double act_bytes, double weight_bytes);
 
 // The forward ops of one micro-batch (or one decode step) on the stage holding
-// `layers` (0-based stored layers): each visit in the schedule's order, then
+// `layers` (0-based stored layers): each kind of visit's ops once, in the order
+// the kinds first occur, each row's `times` the visits of that kind; then
 // the embedding before them on the first stage and the head, loss and MTP
 // modules after them on the last.
 std::vector<Op> forward_ops(const OpContext& x, const std::vector<std::int64_t>& layers, bool first, bool last);
 
 // The backward of `forward` (reversed): each GEMM's input and weight gradients,
 // the attention core's backward, each elementwise op's, each collective's
-// mirror; with the visits the layout recomputes run forward again first.
-std::vector<Op> backward_ops(const OpContext& x, const std::vector<Op>& forward);
+// mirror; the ops the layout recomputes (Op::recomputed) run forward again first.
+std::vector<Op> backward_ops(const std::vector<Op>& forward);
 
 }  // namespace smelt::time_detail

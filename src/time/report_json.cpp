@@ -29,6 +29,7 @@ ordered_json op_json(const Op& op) {
   j["seconds"] = op.seconds;
   j["bound"] = std::string(to_string(op.bound));
   j["times"] = op.times;
+  if (op.recomputed) j["recomputed"] = true;
   return j;
 }
 

@@ -12,6 +12,7 @@
 #include "smelt/count.hpp"
 #include "time/ops.hpp"
 #include "time/roofline.hpp"
+#include "time/step_time.hpp"
 #include "util/enum_names.hpp"
 #include "util/option_bounds.hpp"
 
@@ -57,7 +58,7 @@ void finish(StepTime& step, const HardwareSpec& hw, Dtype dtype) {
 
 double seconds_of(std::vector<Op>& ops, const HardwareSpec& hw, Dtype dtype) {
   double s = 0;
-  for (Op& op : ops) time_detail::put_time(op, hw, dtype), s += op.seconds;
+  for (Op& op : ops) time_detail::put_time(op, hw, dtype), s += op.seconds * dbl(op.times);
   return s;
 }
 
@@ -84,7 +85,7 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   for (i64 s = 0; s < stages; ++s) {
     std::vector<Op> fwd =
         time_detail::forward_ops(x, r.stage_layers[static_cast<std::size_t>(s)], s == 0, s == stages - 1);
-    std::vector<Op> bwd = time_detail::backward_ops(x, fwd);
+    std::vector<Op> bwd = time_detail::backward_ops(fwd);
     const double f = seconds_of(fwd, hw, dtype), t = f + seconds_of(bwd, hw, dtype);
     if (t > worst) worst = t, worst_fwd_s = f, worst_stage = s, worst_fwd = std::move(fwd), worst_bwd = std::move(bwd);
   }
@@ -101,7 +102,7 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   };
 
   forward.ops = worst_fwd;
-  for (Op& op : forward.ops) op.times = micro_batches;
+  for (Op& op : forward.ops) op.times *= micro_batches;
   if (l.pp > 1) forward.ops.push_back(bubble(worst_fwd_s));
   forward.tokens = tokens;
   finish(forward, hw, dtype);
@@ -118,7 +119,7 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
       step.ops.push_back(send);
     }
   }
-  for (Op& op : step.ops) op.times = micro_batches;
+  for (Op& op : step.ops) op.times *= micro_batches;
   if (l.pp > 1) step.ops.push_back(bubble(worst));
 
   // The gradients reduced over the data-parallel ranks, and the update: once per step, not overlapped.
@@ -184,13 +185,13 @@ StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& 
 std::string_view to_string(OpKind v) { return detail::name_of(kOpKinds, v); }
 std::string_view to_string(Bound v) { return detail::name_of(kBounds, v); }
 
-TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, const HardwareSpec& hw,
-                     const TimeOptions& options) {
-  const ModelConfig& c = checked;
+namespace {
+
+// The layout as the step runs it: Megatron's mixed precision where the layout leaves a dtype open (bf16 weights and
+// activations, fp32 gradients and Adam state), resolved for training; the options' and the layout's errors at once.
+memory_detail::ResolvedLayout resolve(const ModelConfig& c, const MemoryLayout& layout, const TimeOptions& options) {
   detail::Violations errors;
   check(options, errors);
-  // Megatron's mixed precision where the layout leaves a dtype open: bf16 weights and activations, fp32
-  // gradients and Adam state.
   MemoryLayout l = layout;
   l.convention = MemoryConvention::smelt;
   const auto open = [](Dtype& d, Dtype to) {
@@ -200,11 +201,27 @@ TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, c
   open(l.activation_dtype, Dtype::bf16);
   open(l.grad_dtype, Dtype::fp32);
   open(l.optimizer_dtype, Dtype::fp32);
-  MemoryLayout as_training = l;
-  as_training.inference = false;
+  l.inference = false;
   memory_detail::ResolvedLayout r;
-  errors.collect([&] { r = memory_detail::resolve_layout(c, as_training); });
-  errors.throw_if_any();  // the options' and the layout's, at once
+  errors.collect([&] { r = memory_detail::resolve_layout(c, l); });
+  errors.throw_if_any();
+  return r;
+}
+
+}  // namespace
+
+double time_detail::training_seconds_per_token(const ModelConfig& c, const MemoryLayout& layout, const HardwareSpec& hw,
+                                               const TimeOptions& options) {
+  const memory_detail::ResolvedLayout r = resolve(c, layout, options);
+  StepTime forward;
+  return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, options, hw, forward).seconds_per_token();
+}
+
+TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, const HardwareSpec& hw,
+                     const TimeOptions& options) {
+  const ModelConfig& c = checked;
+  const memory_detail::ResolvedLayout r = resolve(c, layout, options);
+  const MemoryLayout& l = r.layout;
 
   TimeReport report;
   report.model = c.name;

@@ -102,7 +102,7 @@ smelt_cli_test(sweep.table EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json
 smelt_cli_test(sweep.percent EXIT 0 ARGS sweep ${SMELT_EX}/tiny-moe.json --spans 50% --loops 3 --depths none
                STDOUT "\nloop +50% +2-3 +3 +4 +8 .*\n0 of 1 rows within")
 smelt_cli_test(sweep.csv EXIT 0 ARGS sweep --csv --depths none ${SMELT_EX}/smelt-baseline-12l.json
-               STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375,[0-9]+,0\nloop,0.25,1,5-7,2,12,15,")
+               STDOUT "^kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct,training_seconds_per_token,training_time_mismatch_pct\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375,[0-9]+,0,,\nloop,0.25,1,5-7,2,12,15,")
 smelt_cli_test(sweep.json EXIT 0 ARGS sweep --json --spans 0 --depths 0.5 ${SMELT_EX}/smelt-baseline-12l.json
                STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"sweep\",\n  \"baseline\": \"smelt-baseline-12l\",.*\"rows\": \\[\n    {\n      \"kind\": \"baseline\",.*\"kind\": \"depth\",.*\"depth\": 6,")
 smelt_cli_test(sweep.error.options EXIT 2 STDOUT_EMPTY

@@ -17,6 +17,31 @@ smelt_cli_test(time.bad_spec EXIT 2 ARGS time ${SMELT_EX}/tiny-moe.json
 # count --time: the same report, one per config (a JSON list), the count's --context as the sequence.
 smelt_cli_test(count.time.json EXIT 0 ARGS count ${SMELT_EX}/tiny-moe.json --time --hardware h100 --micro-batch 2
                --context 16 --json
-               STDOUT "^\\[\n{\n  \"schema_version\": 1,\n  \"kind\": \"time\",.*\"micro_batch\": 2,\n    \"seq\": 16,.*\"bytes\": 20480.0,")
+               STDOUT "^\\[\n{\n  \"schema_version\": 2,\n  \"kind\": \"time\",.*\"micro_batch\": 2,\n    \"seq\": 16,.*\"bytes\": 20480.0,")
 smelt_cli_test(count.time.alone EXIT 2 ARGS count ${SMELT_EX}/tiny-moe.json --time STDOUT_EMPTY
                STDERR "--time, --hardware = --time: go together")
+# derive and sweep with --hardware: every candidate's predicted time per token beside the Baseline's, a limit, time
+# matched, and bad input (exit 2 naming the flag, the value and the rule).
+smelt_cli_test(derive.time EXIT 0 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json --top 1 --hardware h200
+               STDOUT "training time/token \\(h200\\) +140 us +152 us +\\+8.718%\ndecode time/token \\(h200\\) +3.07 ms +4.12 ms +\\+33.951%")
+smelt_cli_test(derive.time_limit EXIT 3 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json --top 1 --hardware h200
+               --time-limit 1 --no-relaxations
+               STDOUT "training time/token \\(h200\\) +140 us +140 us +-0.014%.*time limit 1x the Baseline's training time per token on h200: [0-9]+ candidates dropped")
+smelt_cli_test(derive.match_time EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json --match flops,params,kv,time --top 1
+               --hardware h100 --micro-batch 2 --seq 16
+               STDOUT "over flops, params, kv, time: within")
+smelt_cli_test(derive.time.json EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json --json --top 1 --hardware h100
+               --micro-batch 2 --seq 16
+               STDOUT "\"time\": {\n    \"hardware\": \"h100\",\n    \"limit_ratio\": 0.0,.*\"training_seconds_per_token\": {\n      \"baseline\": 3.755[0-9]+e-05,\n      \"candidate\": 3.755[0-9]+e-05,")
+smelt_cli_test(derive.time.needs_hardware EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --match flops,time
+               --time-limit 1.2 STDOUT_EMPTY
+               STDERR "--match = \"time\": needs a device to predict time on: set --hardware\n.*--time-limit = 1.2: needs a device to predict time on: set --hardware")
+smelt_cli_test(derive.time.bad EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --hardware h2000 --time-limit -1
+               --imbalance 0.5 STDOUT_EMPTY
+               STDERR "--time-limit = -1: must be a ratio in \\[0, 1000000\\] \\(0: no limit\\)\n.*--hardware = \"h2000\": is neither a known device \\(a100-80, b200, h100, h200, mi300x\\) nor a spec file: did you mean \"h200\"\\?")
+smelt_cli_test(derive.time_limit.none_fits EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --hardware h100
+               --time-limit 0.01 STDOUT_EMPTY
+               STDERR "--time-limit = 0.01: no candidate of the space trains within 0.01 x the Baseline's time per token on h100: the fastest takes [0-9.]+ x")
+smelt_cli_test(sweep.time EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json --spans 0.5 --loops 2 --depths none
+               --hardware h100
+               STDOUT "memory +time\nloop +50% +4-9 .* [+-][0-9.]+% +[+-][0-9.]+%\n")

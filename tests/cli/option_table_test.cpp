@@ -98,8 +98,10 @@ TEST_CASE("every field table row is a flag with its doc in --help and docs/cli.m
   check_rows<SearchSpace>(derive);
   check_rows<MatchOptions>(derive);
   check_rows<MemoryLayout>(derive, {"context", "device_memory"});  // --context is MatchOptions::contexts there
+  check_rows<TimeOptions>(derive);
   check_rows<SearchSpace>(sweep);
   check_rows<MemoryLayout>(sweep, {"context", "device_memory"});
+  check_rows<TimeOptions>(sweep);
   check_rows<MatchOptions>(sweep, {"relaxations", "top"});  // each row is the best: --top is hidden, ignored
   check_rows<SweepOptions>(sweep);
   check_rows<BenchOptions>(bench);

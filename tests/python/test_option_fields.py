@@ -22,19 +22,19 @@ TAKERS = {
     "SweepOptions": [smelt.sweep],
     "FitOptions": [smelt.fit],
     "MemoryLayout": [smelt.memory, smelt.time, smelt.derive, smelt.sweep],
-    "TimeOptions": [smelt.time],
+    "TimeOptions": [smelt.time, smelt.derive, smelt.sweep],
 }
 ROWS = json.loads(_core.option_fields())
 
 
 def test_the_tables_are_the_seven_option_structs():
-    # 4 + 15 + 7 + 3 + 5 + 25 + 3 rows: LoopRecipe, SearchSpace, MatchOptions, SweepOptions, FitOptions,
+    # 4 + 15 + 9 + 3 + 5 + 25 + 3 rows: LoopRecipe, SearchSpace, MatchOptions, SweepOptions, FitOptions,
     # MemoryLayout, TimeOptions
     counts = {owner: sum(1 for r in ROWS if r["owner"] == owner) for owner in TAKERS}
     assert counts == {
         "LoopRecipe": 4,
         "SearchSpace": 15,
-        "MatchOptions": 7,
+        "MatchOptions": 9,
         "SweepOptions": 3,
         "FitOptions": 5,
         "MemoryLayout": 25,

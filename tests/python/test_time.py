@@ -13,9 +13,13 @@ def test_a_looped_twin_pays_its_extra_visits() -> None:
     kw = dict(seq=4096, microbatches=8, decode_batch=64)
     base = smelt.time(EXAMPLES / "smelt-baseline-12l.json", "h200", **kw)
     looped = smelt.time(EXAMPLES / "smelt-looped-12l.json", "h200", **kw)
-    # 18 executed layers against 12: the looped twin's forward ops hold 18 visits' rows, the Baseline's 12.
-    visits = lambda r: {(op["layer"], op["visit"]) for op in r.training.ops if op["layer"] > 0}  # noqa: E731
-    assert len(visits(base)) == 12 and len(visits(looped)) == 18
+    # 18 executed layers against 12: one forward attention_out row per kind of visit, run (visits x 8 micro-batches)
+    # times; the looped twin's later visits are counted in times, not written again.
+    def visits(r: smelt.TimeReport) -> int:
+        rows = [op for op in r.training.ops if op["name"] == "attention_out" and not op["backward"]]
+        return sum(op["times"] for op in rows) // 8
+
+    assert visits(base) == 12 and visits(looped) == 18
     # docs/time.md's worked example: 1.165x the training step and 1.30x the decode step, at matched FLOPs.
     assert looped.training_seconds_per_token / base.training_seconds_per_token == pytest.approx(1.165, abs=0.001)
     assert looped.decode_seconds_per_token / base.decode_seconds_per_token == pytest.approx(1.301, abs=0.001)
@@ -28,3 +32,32 @@ def test_errors_name_the_keyword_and_the_device() -> None:
         smelt.time(EXAMPLES / "tiny-moe.json", "h2000")
     with pytest.raises(smelt.ConfigError, match="decode_batchh"):
         smelt.time(EXAMPLES / "tiny-moe.json", "h100", decode_batchh=4)
+
+
+def test_derive_reports_each_candidates_time_as_smelt_time_predicts_it() -> None:
+    # The same device, layout and options: derive's figures are smelt.time's of the Baseline and of the best config.
+    kw = dict(seq=1024, micro_batch=2, decode_batch=16)
+    r = smelt.derive(EXAMPLES / "smelt-baseline-12l.json", hardware="h200", **kw)
+    base = smelt.time(EXAMPLES / "smelt-baseline-12l.json", "h200", **kw)
+    best = smelt.time(r.best_config, "h200", **kw)
+    t = r.best.training_seconds_per_token
+    assert (t.baseline, t.candidate) == (base.training_seconds_per_token, best.training_seconds_per_token)
+    assert t.mismatch_pct == pytest.approx(100 * (t.candidate - t.baseline) / t.baseline, rel=1e-12)
+    d = r.best.decode_seconds_per_token
+    assert (d.baseline, d.candidate) == (base.decode_seconds_per_token, best.decode_seconds_per_token)
+    # Without a device, no time figures.
+    plain = smelt.derive(EXAMPLES / "smelt-baseline-12l.json")
+    assert plain.best.training_seconds_per_token is None and plain.best.time_note is None
+
+
+def test_derive_time_budget_and_limit() -> None:
+    limited = smelt.derive(EXAMPLES / "smelt-baseline-12l.json", hardware="h200", time_limit=1.0)
+    for c in [limited.best, *limited.alternatives]:
+        assert c.training_seconds_per_token.candidate <= c.training_seconds_per_token.baseline
+    matched = smelt.derive(EXAMPLES / "smelt-baseline-12l.json", hardware="h200", match=["flops", "params", "kv", "time"])
+    assert matched.recipe.match == ["flops", "params", "kv", "time"]
+    assert abs(matched.best.training_seconds_per_token.mismatch_pct) <= matched.best.max_abs_mismatch_pct + 1e-9
+    with pytest.raises(smelt.ConfigError, match=r'MatchOptions::match = "time": needs a device to predict time on'):
+        smelt.derive(EXAMPLES / "smelt-baseline-12l.json", match=["flops", "time"])
+    with pytest.raises(smelt.ConfigError, match='MatchOptions::hardware = "h2000".*did you mean "h200"'):
+        smelt.derive(EXAMPLES / "smelt-baseline-12l.json", hardware="h2000")

@@ -4,7 +4,10 @@
 // the attention shape rules (free, kept or ranged query heads, KV heads any
 // divisor or ranged, max_head_dim, width ratios), MLA, dense-first layers,
 // shared experts, one to three contexts, and the expert width searched.
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -66,13 +69,33 @@ ModelConfig random_baseline(Random& r) {
 
 constexpr std::int64_t kMaxBruteForce = 100'000;  // candidates per trial
 
+// The shipped H100 spec without its fixed cost per op, written once to a
+// temporary file: these small models would otherwise be bound by that cost
+// alone, and every candidate of a space would take nearly the same time.
+const std::string& h100_without_overhead() {
+  static const std::string path = [] {
+    std::ifstream in(std::string(SMELT_SOURCE_DIR) + "/data/hardware/h100.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string json = text.str();
+    const std::string from = "\"op_overhead\": 5e-6";
+    REQUIRE(json.find(from) != std::string::npos);
+    json.replace(json.find(from), from.size(), "\"op_overhead\": 0");
+    const auto file = std::filesystem::temp_directory_path() / "smelt-h100-no-overhead.json";
+    std::ofstream(file) << json;
+    return file.string();
+  }();
+  return path;
+}
+
 // Solves `trials` random spaces both ways and requires identical top lists.
 // With `searched_width`, MoE Baselines search the expert width too (its
 // default domain or a random sub-range of it), shared and dense widths
 // following it.
 // With `memory`, per-GPU memory under a random layout (expert and tensor
-// parallel, micro-batch) is a limit near the Baseline's, a matched budget, or both.
-enum class Memory { off, limit, match, both };
+// parallel, micro-batch) is a limit near the Baseline's, a matched budget, or
+// both; or the predicted training time per token on an H100 under that layout is.
+enum class Memory { off, limit, match, both, time_limit, time_match, time_both };
 
 void compare_with_brute_force(int trials, bool searched_width, Memory memory = Memory::off) {
   Random r{memory == Memory::off ? 20261130u : 20261205u + static_cast<unsigned>(memory)};
@@ -80,6 +103,7 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
   std::int64_t brute_work = 0;
   int empty_spaces = 0;
   int redrawn = 0;
+  int limited_trials = 0;  // where the time limit dropped a candidate
   for (int trial = 0; trial < trials; ++trial) {
     const ModelConfig b = random_baseline(r);
     LoopRecipe recipe;
@@ -148,10 +172,18 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
         l.ep = l.tp = l.dp = 1;
         base = static_cast<double>(smelt::memory(CheckedConfig(b), l).total);
       }
-      if (memory != Memory::limit) o.match.push_back(Budget::memory);
-      // A limit a little below or above the Baseline's memory.
-      if (memory != Memory::match)
-        o.memory_limit.bytes = static_cast<std::int64_t>(base * (0.85 + 0.05 * static_cast<double>(r.in(0, 6))));
+      const bool timed = memory == Memory::time_limit || memory == Memory::time_match || memory == Memory::time_both;
+      if (timed) {
+        o.hardware = h100_without_overhead();
+        if (memory != Memory::time_limit) o.match.push_back(Budget::time);
+        // A limit near the Baseline's time or above it: a looped model visits more layers.
+        if (memory != Memory::time_match) o.time_limit = 0.95 + 0.05 * static_cast<double>(r.in(0, 6));
+      } else {
+        if (memory != Memory::limit) o.match.push_back(Budget::memory);
+        // A limit a little below or above the Baseline's memory.
+        if (memory != Memory::match)
+          o.memory_limit.bytes = static_cast<std::int64_t>(base * (0.85 + 0.05 * static_cast<double>(r.in(0, 6))));
+      }
     }
     INFO("trial " << trial);
     MatchResult fast;
@@ -192,12 +224,19 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
     if (memory == Memory::off) CHECK(slow.evaluated == slow.space_size);
     smart_work += fast.evaluated;
     brute_work += slow.evaluated;
+    limited_trials += fast.dropped_for_time > 0 ? 1 : 0;
   }
   // The search counts far fewer configs than the spaces hold.
   CHECK(smart_work * 3 < brute_work);
   // Few spaces are empty: nearly every trial compares two lists (a memory
   // limit below every candidate, or a layout the Baseline breaks, empties more).
-  CHECK(empty_spaces * (memory == Memory::off ? 10 : 3) < trials);
+  // A time limit empties the most: these small models are bound by each op's fixed cost, and a loop's extra
+  // visits pay it again.
+  const bool timed = memory == Memory::time_limit || memory == Memory::time_match || memory == Memory::time_both;
+  CHECK(empty_spaces * (memory == Memory::off ? 10 : (timed ? 2 : 3)) < trials);
+  // And the time limit binds: some trials found their best over it and kept the closest that fits.
+  if (memory == Memory::time_limit || memory == Memory::time_both) CHECK(limited_trials * 8 >= trials);
+  INFO("time limit binding in " << limited_trials);
   INFO("redrawn " << redrawn << ", empty " << empty_spaces);
   CHECK(redrawn * 2 < trials * (memory == Memory::off ? 1 : 8));  // memory's spaces are capped 25x smaller
 }
@@ -224,4 +263,17 @@ TEST_CASE("with memory matched, the top candidates equal brute force on 12 rando
 TEST_CASE("with memory matched and limited, the top candidates equal brute force on 8 random spaces",
           "[solve][brute][memory]") {
   compare_with_brute_force(8, true, Memory::both);
+}
+
+TEST_CASE("under a time limit, the top candidates equal brute force on 40 random spaces", "[solve][brute][time]") {
+  compare_with_brute_force(40, false, Memory::time_limit);
+}
+
+TEST_CASE("with time matched, the top candidates equal brute force on 20 random spaces", "[solve][brute][time]") {
+  compare_with_brute_force(20, false, Memory::time_match);
+}
+
+TEST_CASE("with time matched and limited, the top candidates equal brute force on 12 random spaces",
+          "[solve][brute][time]") {
+  compare_with_brute_force(12, false, Memory::time_both);
 }

@@ -187,9 +187,9 @@ TEST_CASE("empty or contradictory spaces are errors naming the option and the ru
         std::vector<std::string>{"LoopRecipe::loops = 0: must be at least 1",
                                  "LoopRecipe::span = \"10-14\": must satisfy 1 <= first <= last <= 12 (the layers)"});
   CHECK(errors_of(b, {}, {}, {.match = {}, .tolerance_pct = -1, .top = 0}) ==
-        std::vector<std::string>{"MatchOptions::top = 0: must be positive",
-                                 "MatchOptions::tolerance_pct = -1: must be a percentage >= 0",
-                                 "MatchOptions::match = \"\": must name at least one of flops, params, kv, memory"});
+        std::vector<std::string>{
+            "MatchOptions::top = 0: must be positive", "MatchOptions::tolerance_pct = -1: must be a percentage >= 0",
+            "MatchOptions::match = \"\": must name at least one of flops, params, kv, memory, time"});
   CHECK(errors_of(b, {}, {}, {.contexts = {0}}) ==
         std::vector<std::string>{"MatchOptions::contexts = 0: must be between 1 and 1073741824"});
 }

@@ -204,14 +204,15 @@ TEST_CASE("sweep: CSV: the header, then one line per row", "[sweep]") {
   const std::string header =
       "kind,span_fraction,depth_multiplier,span,loops,depth,executed_layers,hidden_size,num_experts,num_heads,"
       "num_kv_heads,head_dim,flops_mismatch_pct,params_mismatch_pct,kv_mismatch_pct,max_abs_mismatch_pct,"
-      "within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct\n";
+      "within_tolerance,depth_to_width,memory_bytes,memory_mismatch_pct,training_seconds_per_token,"
+      "training_time_mismatch_pct\n";
   CHECK(std::string(kSweepCsvHeader) + "\n" == header);
   REQUIRE(csv.substr(0, header.size()) == header);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);
   // The Baseline re-matched is the Baseline: its memory under the default layout (fp32, micro-batch 1 x 4096) is
-  // its own, +0%.
+  // its own, +0%; no time without a device (two empty cells).
   const std::string base_memory = std::to_string(memory(CheckedConfig(b), {}).total);
-  CHECK(csv.find("\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375," + base_memory + ",0\n") !=
+  CHECK(csv.find("\nbaseline,0,1,none,1,12,12,1280,192,10,2,128,0,0,0,0,yes,0.009375," + base_memory + ",0,,\n") !=
         std::string::npos);
   CHECK(csv.find("\nloop,0.5,1,4-9,2,12,18,1152,240,12,3,56,") != std::string::npos);
   CHECK(csv.find("\ndepth,0,0.5,none,1,6,6,") != std::string::npos);

@@ -58,7 +58,8 @@ TEST_CASE("the forward ops' FLOPs are count()'s on every example, MTP included",
     double main = 0, mtp = 0;
     for (const Op& op : r.forward.ops) {
       if (op.kind != OpKind::gemm && op.kind != OpKind::grouped_gemm && op.kind != OpKind::attention) continue;
-      (op.name == "mtp" ? mtp : main) += op.flops;
+      // A row stands for every visit of its layer kind (Op::times).
+      (op.name == "mtp" ? mtp : main) += op.flops * static_cast<double>(op.times);
     }
     const CostReport cost = count(c, CountOptions{false, 64});
     CHECK(main == Approx(cost.flops.forward * 128).epsilon(1e-12));
@@ -66,9 +67,47 @@ TEST_CASE("the forward ops' FLOPs are count()'s on every example, MTP included",
     // The backward's GEMMs and attention: twice the forward's.
     double backward = 0;
     for (const Op& op : r.training.ops)
-      if (op.backward && op.kind != OpKind::elementwise) backward += op.flops;
+      if (op.backward && op.kind != OpKind::elementwise) backward += op.flops * static_cast<double>(op.times);
     CHECK(backward == Approx(2 * (main + mtp)).epsilon(1e-12));
   }
+}
+
+TEST_CASE("recompute: full runs the first visits' forward again, selective the attention cores", "[time]") {
+  const CheckedConfig c = example("smelt-looped-12l.json");
+  const CostReport cost = count(c, CountOptions{false, 64});
+  MemoryLayout l;
+  l.micro_batch = 2;
+  l.seq = 64;
+  l.recompute = Recompute::full;
+  l.recompute_layers = 3;
+  // The FLOPs of the recompute rows (elementwise ops count no FLOPs); with `core_only`, the attention cores'.
+  const auto recomputed = [&](const MemoryLayout& layout, bool core_only) {
+    double flops = 0;
+    for (const Op& op : step_time(c, layout, hardware_spec("h100")).training.ops)
+      if (op.name == "recompute" && (!core_only || op.kind == OpKind::attention))
+        flops += op.flops * static_cast<double>(op.times);
+    return flops;
+  };
+  // The first 3 visits of the schedule are stored layers 1 to 3 (the loop starts later), each
+  // 2 sequences x (64 x matmul FLOPs per token + score FLOPs per pair x pairs).
+  double first3 = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const LayerCost& x = cost.layers[i];
+    first3 += 2.0 * (64.0 * static_cast<double>(x.matmul_flops_per_visit) +
+                     static_cast<double>(x.score_flops_per_pair) * static_cast<double>(x.attended_pairs));
+  }
+  CHECK(first3 > 0);
+  CHECK(recomputed(l, false) == Approx(first3).epsilon(1e-12));
+  // Every visit (recompute_layers 0): the whole forward of the layers, count()'s FLOPs less the head's.
+  l.recompute_layers = 0;
+  CHECK(recomputed(l, false) == Approx(128 * (cost.flops.forward - cost.flops.terms.lm_head)).epsilon(1e-12));
+  // Selective: the attention cores of every visit, nothing else.
+  l.recompute = Recompute::selective;
+  double core = 0;
+  for (const LayerCost& x : cost.layers)
+    core += 2.0 * static_cast<double>(x.visits * x.score_flops_per_pair * x.attended_pairs);
+  CHECK(recomputed(l, true) == Approx(core).epsilon(1e-12));
+  CHECK(recomputed(l, false) == recomputed(l, true));
 }
 
 TEST_CASE("one GEMM by hand: 4096 cubed in bf16 on an H100 is compute-bound", "[time]") {
@@ -124,7 +163,10 @@ TEST_CASE("a two-stage pipeline's bubble: one micro-batch of the most loaded sta
   for (const Op& op : r.training.ops) {
     total += op.seconds * static_cast<double>(op.times);
     if (op.kind == OpKind::bubble) bubble = &op;
-    if (op.times == 4 && op.name != "pp_send") per_micro_batch += op.seconds;
+    if (op.kind == OpKind::bubble || op.name == "pp_send" || op.name == "optimizer") continue;
+    // A micro-batch's op: its row runs (visits of its layer kind) x 4 micro-batches times.
+    CHECK(op.times % 4 == 0);
+    per_micro_batch += op.seconds * static_cast<double>(op.times / 4);
   }
   REQUIRE(bubble != nullptr);
   // (pp - 1) / vpp = 1 micro-batch's forward and backward on the stage.

@@ -40,7 +40,7 @@ TEST_CASE("a bad enum word is echoed cut to 60 bytes for every enum", "[util]") 
   const std::string word(100'000, 'x');
   const std::string shown = std::string(60, 'x') + "...";
   CHECK_THROWS_WITH(parse_budget(word, "MatchOptions::match"),
-                    "MatchOptions::match = \"" + shown + "\": must be one of flops, params, kv, memory");
+                    "MatchOptions::match = \"" + shown + "\": must be one of flops, params, kv, memory, time");
   CHECK_THROWS_WITH(parse_ffn_scaling(word, "SearchSpace::ffn"),
                     "SearchSpace::ffn = \"" + shown + "\": must be one of proportional, fixed, searched");
 }

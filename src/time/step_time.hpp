@@ -1,0 +1,18 @@
+// The training step's time alone, for callers that need no report (the
+// solver, once per candidate): what step_time() puts in
+// TimeReport::training_seconds_per_token, without the decode step, the
+// report or a copy of the config.
+#pragma once
+
+#include "smelt/config.hpp"
+#include "smelt/hardware.hpp"
+#include "smelt/memory.hpp"
+#include "smelt/time.hpp"
+
+namespace smelt::time_detail {
+
+// Throws config_error as step_time() does (the options' and the layout's violations at once).
+double training_seconds_per_token(const ModelConfig& config, const MemoryLayout& layout, const HardwareSpec& hardware,
+                                  const TimeOptions& options);
+
+}  // namespace smelt::time_detail
