@@ -1,5 +1,7 @@
 // smelt-match bench CONFIG [--vs OTHER]: run the config's blocks on the CPU
-// reference or CUDA, and set time and executed FLOPs beside the analytic count.
+// reference or CUDA, and set time and executed FLOPs beside the analytic count;
+// smelt-match bench --calibrate [--out FILE]: measure the CPU backend for the
+// time model.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -12,9 +14,11 @@
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "smelt/bench.hpp"
+#include "smelt/bench_calibrate.hpp"
 #include "smelt/bench_report.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/violations.hpp"
 #include "table.hpp"
 
@@ -25,6 +29,9 @@ struct BenchArgs {
   std::string config;
   std::string vs;
   bool json = false;
+  bool calibrate = false;
+  bool quick = false;
+  std::string out;
   std::unique_ptr<OptionFlags<BenchOptions>> options;
 };
 
@@ -74,10 +81,43 @@ std::string human_result(const BenchResult& r) {
   return out;
 }
 
-int run(const BenchArgs& args) {
+// bench --calibrate: the CPU backend measured (docs/time.md, "Calibration"), as JSON kind "calibration" to --out
+// (written whole or not at all) or standard output, with a summary on standard error.
+int run_calibrate(const BenchArgs& args) {
   detail::Violations errors;
   BenchOptions o;
   args.options->apply(o, errors);
+  if (o.backend == BenchBackendKind::cuda)
+    errors.add("--backend = cuda: bench --calibrate measures the cpu backend (the CUDA calibration is not built yet)");
+  if (!args.config.empty() || !args.vs.empty())
+    errors.add(fmt::format("--calibrate, CONFIG = {}: go alone: a calibration measures the backend, not a config",
+                           args.config.empty() ? args.vs : args.config));
+  errors.throw_if_any();
+  CalibrateOptions c;
+  c.quick = args.quick;
+  c.repetitions = std::clamp<std::int64_t>(o.repetitions, 1, 20);
+  const Calibration cal = calibrate_cpu(c);
+  const std::string json = calibration_json(cal);
+  if (!args.out.empty())
+    write_text_file(args.out, json);
+  else
+    std::cout << json;
+  const GemmTable& t = cal.gemm;
+  std::cerr << fmt::format(
+      "calibrated {}: {} GEMM shapes, {}/s at best ({}/s at 64 x 64 x 64), bandwidth {:.3g} GB/s, op overhead "
+      "{:.3g} us{}\n",
+      cal.device, t.flops_per_second.size(), human(cal.hardware.peak_flops_fp32, Unit::flops),
+      human(t.rate(64, 64, 64), Unit::flops), cal.memory_bandwidth / 1e9, cal.op_overhead * 1e6,
+      args.out.empty() ? "" : fmt::format("; written to {} (use it as --hardware {})", args.out, args.out));
+  return kOk;
+}
+
+int run(const BenchArgs& args) {
+  if (args.calibrate) return run_calibrate(args);
+  detail::Violations errors;
+  BenchOptions o;
+  args.options->apply(o, errors);
+  if (args.config.empty()) errors.add("CONFIG: required (or --calibrate)");
   // 0 means "the default" to the library; typed on the command line it is an error.
   if (args.options->given("tokens") && o.tokens < 1)
     errors.add(fmt::format("--tokens = {}: must be positive", o.tokens));
@@ -114,10 +154,15 @@ Run add_bench(CLI::App& app) {
   auto* sub = app.add_subcommand("bench",
                                  "Run a config's blocks on CPU or CUDA and compare executed FLOPs with the "
                                  "analytic count");
-  sub->add_option("CONFIG", a->config, "Model config: smelt native JSON or Hugging Face config.json")->required();
+  sub->add_option("CONFIG", a->config, "Model config: smelt native JSON or Hugging Face config.json");
   sub->add_option("--vs", a->vs, "A second config to compare with (time ratio beside the analytic FLOP ratio)");
   a->options = std::make_unique<OptionFlags<BenchOptions>>(sub);
   sub->add_flag("--json", a->json, "Print ordered JSON instead of text");
+  sub->add_flag("--calibrate", a->calibrate,
+                "Measure the CPU backend for the time model instead (GEMM rates over a grid of shapes, bandwidth, "
+                "op overhead): JSON kind calibration, usable as --hardware FILE (docs/time.md)");
+  sub->add_flag("--quick", a->quick, "With --calibrate: a 2 x 2 x 2 grid of small shapes (a check, not a calibration)");
+  sub->add_option("--out", a->out, "With --calibrate: write the calibration to FILE (whole or not at all)");
   return [a] { return run(*a); };
 }
 

@@ -13,6 +13,7 @@
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "smelt/bounds.hpp"
+#include "smelt/calibration.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/count.hpp"
@@ -42,6 +43,7 @@ struct CountArgs {
   bool every_layer = false;
   bool time = false;
   std::string hardware;
+  std::string calibration;  // with --time: bench --calibrate's file
   std::unique_ptr<OptionFlags<MemoryLayout>> layout;
   std::unique_ptr<OptionFlags<TimeOptions>> time_options;
 };
@@ -195,7 +197,7 @@ int run_count(const CountArgs& args) {
     args.time_options->apply(time_options, errors);
     if (args.context_given) layout.seq = layout.context = args.context;
     if (errors.empty()) {
-      const HardwareSpec hw = hardware_spec(args.hardware);
+      const HardwareSpec hw = calibrated_hardware_spec(args.hardware, args.calibration);
       for (const CountedModel& m : models)
         errors.collect([&] { times.push_back(step_time(CheckedConfig(m.config), layout, hw, time_options)); });
     }
@@ -257,6 +259,8 @@ Run add_count(CLI::App& app) {
   sub->add_option(
       "--hardware", args->hardware,
       fmt::format("Device for --time: {} (data/hardware), or a spec file", fmt::join(hardware_names(), ", ")));
+  sub->add_option("--calibration", args->calibration,
+                  "With --time: a calibration of the device's backend (bench --calibrate)");
   args->layout = std::make_unique<OptionFlags<MemoryLayout>>(
       sub, std::vector<std::string_view>{"context", "convention", "device_memory"});
   args->time_options = std::make_unique<OptionFlags<TimeOptions>>(sub);

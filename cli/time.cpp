@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
+#include "smelt/calibration.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/hardware.hpp"
 #include "smelt/time.hpp"
@@ -25,6 +26,7 @@ namespace {
 struct TimeArgs {
   std::string config;
   std::string hardware;
+  std::string calibration;
   bool json = false;
   std::unique_ptr<OptionFlags<MemoryLayout>> layout;
   std::unique_ptr<OptionFlags<TimeOptions>> options;
@@ -37,7 +39,7 @@ int run(const TimeArgs& args) {
   args.layout->apply(layout, errors);
   args.options->apply(options, errors);
   errors.throw_if_any();
-  const HardwareSpec hw = hardware_spec(args.hardware);
+  const HardwareSpec hw = calibrated_hardware_spec(args.hardware, args.calibration);
   const TimeReport report = step_time(read_checked_config(args.config), layout, hw, options);
   std::cout << (args.json ? time_report_json(report) : time_text(report));
   return kOk;
@@ -55,6 +57,9 @@ Run add_time(CLI::App& app) {
          "--hardware", a->hardware,
          fmt::format("Device: {} (data/hardware), or a spec file of that schema", fmt::join(hardware_names(), ", ")))
       ->required();
+  sub->add_option("--calibration", a->calibration,
+                  "A calibration of the device's backend (bench --calibrate): its GEMM rates replace the spec's "
+                  "efficiencies");
   a->layout =
       std::make_unique<OptionFlags<MemoryLayout>>(sub, std::vector<std::string_view>{"convention", "device_memory"});
   a->options = std::make_unique<OptionFlags<TimeOptions>>(sub);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,16 @@
 #include "smelt/memory.hpp"
 
 namespace smelt {
+
+// Measured GEMM rates over a grid of shapes (docs/time.md, "Calibration"):
+// FLOP/s of C (m x n) = A (m x k) B (k x n) for every m, n, k of the axes.
+struct GemmTable {
+  std::vector<std::int64_t> m, n, k;     // ascending, each at least one value
+  std::vector<double> flops_per_second;  // m.size() x n.size() x k.size(), k fastest
+  // The rate at any shape: linear in log2 of each dimension between the grid's
+  // points (trilinear), each dimension clamped to its axis.
+  double rate(std::int64_t m, std::int64_t n, std::int64_t k) const;
+};
 
 struct HardwareSpec {
   std::string name;            // "h200": the word --hardware takes
@@ -40,6 +51,10 @@ struct HardwareSpec {
   double memory_efficiency = 0;
   bool calibrated = false;  // the rates were measured on this device (else: the data sheet's and the defaults)
   std::vector<std::string> sources;
+  // With a calibration: a GEMM's compute time is its FLOPs over the table's
+  // rate at its shape, in place of peak x gemm_efficiency x the saturation.
+  std::optional<GemmTable> gemm_table;
+  std::string calibration;  // the calibration's file and dtype, where one was applied
 
   // Peak dense FLOP/s for a dtype of the layout.
   double peak_flops(Dtype dtype) const;
@@ -49,7 +64,9 @@ struct HardwareSpec {
 std::vector<std::string> hardware_names();
 
 // A shipped spec by name (case-insensitive), or a spec file when `name_or_file`
-// names an existing file. Unknown names: config_error naming the nearest.
+// names an existing file: a hardware spec, or a calibration (kind
+// "calibration", what `smelt-match bench --calibrate` writes), whose measured
+// spec and GEMM table it returns. Unknown names: config_error naming the nearest.
 HardwareSpec hardware_spec(std::string_view name_or_file);
 
 // A spec from its JSON text; `source` names it in errors (config_error with

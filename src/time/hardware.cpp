@@ -9,9 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "smelt/calibration.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 #include "time/hardware_data.hpp"
+#include "time/hardware_read.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {
@@ -61,53 +63,67 @@ double HardwareSpec::peak_flops(Dtype dtype) const {
   return peak_flops_fp32;
 }
 
+void time_detail::read_spec(detail::JsonObject& o, HardwareSpec& h) {
+  const std::string schema = o.string("schema");
+  if (o.has("schema") && schema != kSchema)
+    o.violation("schema", fmt::format("\"{}\"", schema), fmt::format("must be \"{}\"", kSchema));
+  h.name = o.string("name");
+  if (o.has("name") && h.name.empty()) o.violation("name", "\"\"", "must not be empty");
+  h.description = o.string("description", "");
+  h.backend = o.string("backend");
+  if (o.has("backend") && h.backend != "cuda" && h.backend != "rocm" && h.backend != "cpu")
+    o.violation("backend", fmt::format("\"{}\"", h.backend), "must be cuda, rocm or cpu");
+  h.peak_flops_bf16 = rate(o, "peak_flops_bf16");
+  h.peak_flops_fp16 = rate(o, "peak_flops_fp16");
+  h.peak_flops_fp32 = rate(o, "peak_flops_fp32");
+  h.memory_bandwidth = rate(o, "memory_bandwidth");
+  h.memory_bytes = o.integer("memory_bytes");
+  if (o.has("memory_bytes") && h.memory_bytes <= 0)
+    o.violation("memory_bytes", fmt::format("{}", h.memory_bytes), "must be positive");
+  h.link_bandwidth = rate(o, "link_bandwidth");
+  h.link_latency = latency(o, "link_latency");
+  h.network_bandwidth = rate(o, "network_bandwidth");
+  h.network_latency = latency(o, "network_latency");
+  h.devices_per_node = o.integer("devices_per_node");
+  if (o.has("devices_per_node") && (h.devices_per_node < 1 || h.devices_per_node > (1 << 20)))
+    o.violation("devices_per_node", fmt::format("{}", h.devices_per_node), "must be in 1..1048576");
+  h.op_overhead = o.number("op_overhead");
+  if (o.has("op_overhead") && !(h.op_overhead >= 0 && h.op_overhead < 1))
+    o.violation("op_overhead", fmt::format("{}", h.op_overhead), "must be in [0, 1) seconds");
+  h.gemm_efficiency = fraction(o, "gemm_efficiency");
+  h.gemm_half_size = o.number("gemm_half_size");
+  if (o.has("gemm_half_size") && !(h.gemm_half_size >= 0 && h.gemm_half_size <= 1e6))
+    o.violation("gemm_half_size", fmt::format("{}", h.gemm_half_size), "must be in [0, 1e6]");
+  h.attention_efficiency = fraction(o, "attention_efficiency");
+  h.memory_efficiency = fraction(o, "memory_efficiency");
+  h.calibrated = o.boolean("calibrated", false);
+  if (const nlohmann::json* s = o.raw("sources")) {
+    if (!s->is_array()) o.violation("sources", detail::json_excerpt(*s), "must be a list of strings");
+    for (const auto& item : s->is_array() ? *s : nlohmann::json::array())
+      if (item.is_string()) h.sources.push_back(item.get<std::string>());
+  }
+  o.reject_unknown_keys();
+}
+
 HardwareSpec parse_hardware_spec(std::string_view json_text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(json_text, source);
   detail::Violations errors;
   HardwareSpec h;
   if (!json.is_object()) {
     errors.add(Violation("", "", "a hardware spec is a JSON object"));
+  } else if (json.contains("kind") && json["kind"] == "calibration") {
+    // A calibration file: its measured spec with its GEMM table.
+    const Calibration c = parse_calibration(json_text, source);
+    if (!c.has_hardware)
+      detail::throw_within(
+          std::string(source),
+          {Violation("hardware", "",
+                     "missing: a calibration used as a spec file must hold its spec (calibrate_cpu writes one); "
+                     "apply a table alone with calibrated_hardware_spec")});
+    return apply_calibration(c.hardware, c, source);
   } else {
     detail::JsonObject o(json, "", errors);
-    const std::string schema = o.string("schema");
-    if (o.has("schema") && schema != kSchema)
-      o.violation("schema", fmt::format("\"{}\"", schema), fmt::format("must be \"{}\"", kSchema));
-    h.name = o.string("name");
-    if (o.has("name") && h.name.empty()) o.violation("name", "\"\"", "must not be empty");
-    h.description = o.string("description", "");
-    h.backend = o.string("backend");
-    if (o.has("backend") && h.backend != "cuda" && h.backend != "rocm" && h.backend != "cpu")
-      o.violation("backend", fmt::format("\"{}\"", h.backend), "must be cuda, rocm or cpu");
-    h.peak_flops_bf16 = rate(o, "peak_flops_bf16");
-    h.peak_flops_fp16 = rate(o, "peak_flops_fp16");
-    h.peak_flops_fp32 = rate(o, "peak_flops_fp32");
-    h.memory_bandwidth = rate(o, "memory_bandwidth");
-    h.memory_bytes = o.integer("memory_bytes");
-    if (o.has("memory_bytes") && h.memory_bytes <= 0)
-      o.violation("memory_bytes", fmt::format("{}", h.memory_bytes), "must be positive");
-    h.link_bandwidth = rate(o, "link_bandwidth");
-    h.link_latency = latency(o, "link_latency");
-    h.network_bandwidth = rate(o, "network_bandwidth");
-    h.network_latency = latency(o, "network_latency");
-    h.devices_per_node = o.integer("devices_per_node");
-    if (o.has("devices_per_node") && (h.devices_per_node < 1 || h.devices_per_node > (1 << 20)))
-      o.violation("devices_per_node", fmt::format("{}", h.devices_per_node), "must be in 1..1048576");
-    h.op_overhead = o.number("op_overhead");
-    if (o.has("op_overhead") && !(h.op_overhead >= 0 && h.op_overhead < 1))
-      o.violation("op_overhead", fmt::format("{}", h.op_overhead), "must be in [0, 1) seconds");
-    h.gemm_efficiency = fraction(o, "gemm_efficiency");
-    h.gemm_half_size = o.number("gemm_half_size");
-    if (o.has("gemm_half_size") && !(h.gemm_half_size >= 0 && h.gemm_half_size <= 1e6))
-      o.violation("gemm_half_size", fmt::format("{}", h.gemm_half_size), "must be in [0, 1e6]");
-    h.attention_efficiency = fraction(o, "attention_efficiency");
-    h.memory_efficiency = fraction(o, "memory_efficiency");
-    h.calibrated = o.boolean("calibrated", false);
-    if (const nlohmann::json* s = o.raw("sources")) {
-      if (!s->is_array()) o.violation("sources", detail::json_excerpt(*s), "must be a list of strings");
-      for (const auto& item : s->is_array() ? *s : nlohmann::json::array())
-        if (item.is_string()) h.sources.push_back(item.get<std::string>());
-    }
-    o.reject_unknown_keys();
+    time_detail::read_spec(o, h);
   }
   if (!errors.empty()) detail::throw_within(std::string(source), errors.list());
   return h;

@@ -65,8 +65,10 @@ std::string time_report_json(const TimeReport& r) {
   j["schema_version"] = kTimeReportSchemaVersion;
   j["kind"] = "time";
   j["model"] = r.model;
-  j["hardware"] = {
-      {"name", r.hardware.name}, {"description", r.hardware.description}, {"calibrated", r.hardware.calibrated}};
+  j["hardware"] = {{"name", r.hardware.name},
+                   {"description", r.hardware.description},
+                   {"calibrated", r.hardware.calibrated},
+                   {"calibration", r.hardware.calibration}};
   j["layout"] = memory_detail::layout_json(r.layout);
   j["options"] = {{"imbalance", r.options.imbalance},
                   {"decode_batch", r.options.decode_batch},

@@ -43,12 +43,17 @@ void put_time(Op& op, const HardwareSpec& hw, Dtype dtype) {
     op.bound = Bound::overhead;
     return;
   }
-  double efficiency = 0;
-  if (op.kind == OpKind::gemm || op.kind == OpKind::grouped_gemm)
-    efficiency = gemm_efficiency(hw, op.m, op.n, op.k);
+  // The FLOP rate the op reaches: a calibration's measured rate at a GEMM's shape (a grouped GEMM's, one group's),
+  // else the peak times the efficiency.
+  double rate = 0;
+  const bool gemm = op.kind == OpKind::gemm || op.kind == OpKind::grouped_gemm;
+  if (gemm && hw.gemm_table)
+    rate = hw.gemm_table->rate(op.m, op.n, op.k);
+  else if (gemm)
+    rate = hw.peak_flops(dtype) * gemm_efficiency(hw, op.m, op.n, op.k);
   else if (op.kind == OpKind::attention)
-    efficiency = hw.attention_efficiency;
-  const double compute = op.flops > 0 && efficiency > 0 ? op.flops / (hw.peak_flops(dtype) * efficiency) : 0;
+    rate = hw.peak_flops(dtype) * hw.attention_efficiency;
+  const double compute = op.flops > 0 && rate > 0 ? op.flops / rate : 0;
   const double memory = op.bytes / (hw.memory_bandwidth * hw.memory_efficiency);
   op.seconds = std::max(compute, memory) + hw.op_overhead;
   op.bound = hw.op_overhead > std::max(compute, memory) ? Bound::overhead

@@ -245,6 +245,10 @@ TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, c
       "each expert-parallel rank's experts receive imbalance x top_k x its tokens",
       "decode: one batch passes every stage in turn (no pipelining of decode batches)",
   };
+  if (hw.gemm_table)
+    report.assumptions.push_back(fmt::format(
+        "{}: each GEMM's rate read from the calibration {}, linear in log2 of each dimension between its shapes",
+        hw.name, hw.calibration.empty() ? std::string("in the spec file") : hw.calibration));
   if (!hw.calibrated)
     report.assumptions.push_back(fmt::format(
         "{}: the data sheet's peaks and smelt's default efficiencies, not calibrated on the device", hw.name));

@@ -45,3 +45,17 @@ smelt_cli_test(derive.time_limit.none_fits EXIT 2 ARGS derive ${SMELT_EX}/tiny-m
 smelt_cli_test(sweep.time EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json --spans 0.5 --loops 2 --depths none
                --hardware h100
                STDOUT "memory +time\nloop +50% +4-9 .* [+-][0-9.]+% +[+-][0-9.]+%\n")
+# bench --calibrate: the CPU backend measured on the quick grid, written whole to --out and read back by time as a
+# spec file; a calibration for another backend, or with a config, exits 2.
+smelt_cli_test(bench.calibrate EXIT 0 ARGS bench --calibrate --quick --repetitions 1
+               STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"calibration\",\n  \"backend\": \"cpu\",.*\"gemm\": {\n    \"m\": \\[\n      8,\n      64\n    \\],"
+               STDERR "calibrated .*: 8 GEMM shapes, .*/s at best")
+smelt_cli_test(bench.calibrate.cuda EXIT 2 ARGS bench --calibrate --backend cuda STDOUT_EMPTY
+               STDERR "--backend = cuda: bench --calibrate measures the cpu backend \\(the CUDA calibration is not built yet\\)")
+smelt_cli_test(bench.calibrate.config EXIT 2 ARGS bench --calibrate ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
+               STDERR "--calibrate, CONFIG = .*tiny-moe.json: go alone")
+smelt_cli_test(bench.no_config EXIT 2 ARGS bench STDOUT_EMPTY STDERR "CONFIG: required \\(or --calibrate\\)")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/time-calibration-cpu.json "{\"schema_version\": 1, \"kind\": \"calibration\", \"backend\": \"cpu\", \"device\": \"t\", \"dtype\": \"fp32\", \"threads\": 1, \"memory_bandwidth\": 1e10, \"op_overhead\": 1e-7, \"gemm\": {\"m\": [8], \"n\": [8], \"k\": [8], \"flops_per_second\": [1e10]}}")
+smelt_cli_test(time.calibration.backend EXIT 2 ARGS time ${SMELT_EX}/tiny-moe.json --hardware h100
+               --calibration ${CMAKE_CURRENT_BINARY_DIR}/time-calibration-cpu.json STDOUT_EMPTY
+               STDERR "time-calibration-cpu.json:\n  backend = \"cpu\": must be the backend of the hardware spec h100 \\(\"cuda\"\\): a calibration measures one backend")

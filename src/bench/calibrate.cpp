@@ -1,0 +1,120 @@
+// calibrate_cpu(): the CPU backend measured as the time model reads it
+// (docs/time.md, "Calibration"). One thread, as the CPU backend runs.
+#include "smelt/bench_calibrate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "bench/blas.hpp"
+#include "util/median.hpp"
+
+namespace smelt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using i64 = std::int64_t;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The median time of `run` over `repetitions` timed batches, each repeating it until 10 ms have passed, per call.
+template <class Run>
+double time_of(Run run, i64 repetitions) {
+  run();  // warm-up: pages touched, kernels chosen
+  std::vector<double> per_call;
+  for (i64 r = 0; r < repetitions; ++r) {
+    i64 calls = 0;
+    const Clock::time_point start = Clock::now();
+    double elapsed = 0;
+    do {
+      run();
+      ++calls;
+      elapsed = seconds_since(start);
+    } while (elapsed < 0.01);
+    per_call.push_back(elapsed / static_cast<double>(calls));
+  }
+  return detail::median(per_call);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      std::string name = line.substr(line.find(':') + 1);
+      name.erase(0, name.find_first_not_of(' '));
+      return name;
+    }
+  return "unknown CPU";
+}
+
+}  // namespace
+
+Calibration calibrate_cpu(const CalibrateOptions& o) {
+  const detail::SingleThreadedBlas one_thread;
+  Calibration c;
+  c.backend = "cpu";
+  c.dtype = Dtype::fp32;
+  c.threads = 1;
+  c.device = fmt::format("{}, 1 thread, {} sgemm", cpu_model(), detail::blas_name());
+  GemmTable& t = c.gemm;
+  if (o.quick) {
+    t.m = {8, 64}, t.n = {32, 128}, t.k = {32, 128};
+  } else {
+    t.m = {16, 64, 256, 1024, 2048}, t.n = {64, 256, 1024, 2048}, t.k = {64, 256, 1024, 2048};
+  }
+  std::vector<float> a(static_cast<std::size_t>(t.m.back() * t.k.back()), 0.5f);
+  std::vector<float> b(static_cast<std::size_t>(t.k.back() * t.n.back()), 0.25f);
+  std::vector<float> out(static_cast<std::size_t>(t.m.back() * t.n.back()));
+  for (const i64 m : t.m)
+    for (const i64 n : t.n)
+      for (const i64 k : t.k) {
+        const double s = time_of([&] { detail::gemm(m, n, k, a.data(), b.data(), out.data()); }, o.repetitions);
+        t.flops_per_second.push_back(2.0 * static_cast<double>(m * n * k) / s);
+      }
+  // A streaming add, z = x + y: three arrays of 32 MiB (4 MiB quick), well past the caches.
+  const std::size_t elements = (o.quick ? 1U : 8U) << 20;
+  std::vector<float> x(elements, 1.0f), y(elements, 2.0f), z(elements);
+  const double add = time_of(
+      [&] {
+        for (std::size_t i = 0; i < elements; ++i) z[i] = x[i] + y[i];
+      },
+      o.repetitions);
+  c.memory_bandwidth = 3.0 * static_cast<double>(elements * sizeof(float)) / add;
+  c.op_overhead = time_of([&] { detail::gemm(1, 1, 1, a.data(), b.data(), out.data()); }, o.repetitions);
+
+  const double peak = *std::max_element(t.flops_per_second.begin(), t.flops_per_second.end());
+  HardwareSpec& h = c.hardware;
+  h.name = "cpu";
+  h.description = c.device;
+  h.backend = "cpu";
+  h.peak_flops_bf16 = h.peak_flops_fp16 = h.peak_flops_fp32 = peak;
+  h.memory_bandwidth = c.memory_bandwidth;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  h.memory_bytes = pages > 0 && page > 0 ? static_cast<i64>(pages) * page : i64{1} << 30;
+  // One device: its "links" are its own memory.
+  h.link_bandwidth = h.network_bandwidth = c.memory_bandwidth;
+  h.link_latency = h.network_latency = 1e-6;
+  h.devices_per_node = 1;
+  h.op_overhead = c.op_overhead;
+  // The table sets every GEMM's rate; the attention core runs as its two products, q k^T and p v, at the table's
+  // rate for a 1024-token square of head size 64 (the grid's k axis bounds it from below).
+  h.gemm_efficiency = 1;
+  h.gemm_half_size = 0;
+  h.attention_efficiency = std::min(1.0, t.rate(1024, 1024, 64) / peak);
+  h.memory_efficiency = 1;
+  h.calibrated = true;
+  c.has_hardware = true;
+  h.sources = {fmt::format("measured by smelt::calibrate_cpu: {} GEMM shapes, median of {} runs each",
+                           t.flops_per_second.size(), o.repetitions),
+               "peak: the best GEMM rate of the grid; memory bandwidth: a streaming fp32 add (3 arrays)",
+               "op_overhead: a 1 x 1 x 1 GEMM call; attention: the table's rate at (1024, 1024, 64)"};
+  return c;
+}
+
+}  // namespace smelt
