@@ -36,6 +36,22 @@ using Components = std::vector<i128>;
 
 constexpr i128 kMaxI64 = std::numeric_limits<i64>::max();
 
+// Rightmost minimiser over 0 .. n - 1 of a convex sequence f (exact
+// fractions): the last k whose step from k - 1 does not increase it, found by
+// binary search (more experts win ties).
+template <class F>
+i64 rightmost_minimiser(i64 n, const F& f) {
+  i64 lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const i64 mid = lo + (hi - lo + 1) / 2;
+    if (detail::compare(f(mid), f(mid - 1)) <= 0)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 class Search {
  public:
   // What every offer must pass: nothing; that the memory layout shards it; or that, sharded, it fits the
@@ -303,17 +319,7 @@ class Search {
           if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
       return worst;
     };
-    // Rightmost minimiser of a convex sequence: the last k whose step from
-    // k - 1 does not increase it (more experts win ties).
-    i64 lo = 0;
-    i64 hi = n - 1;
-    while (lo < hi) {
-      const i64 mid = lo + (hi - lo + 1) / 2;
-      if (detail::compare(moving_max(mid), moving_max(mid - 1)) <= 0)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
+    const i64 lo = rightmost_minimiser(n, moving_max);
     // A convex sequence of maxima of non-constant |affine| terms is minimal
     // at one k or at two neighbours; between two, the full score decides.
     detail::Score best = objective_.score(at(lo), goal_);
@@ -352,16 +358,7 @@ class Search {
           if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
       return worst;
     };
-    // The lines' rightmost minimiser (a convex sequence), as in offer_best_e.
-    i64 lo = 0, hi = n - 1;
-    while (lo < hi) {
-      const i64 mid = lo + (hi - lo + 1) / 2;
-      if (detail::compare(line_max(mid), line_max(mid - 1)) <= 0)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    const i64 line_best = lo;
+    const i64 line_best = rightmost_minimiser(n, line_max);
     std::map<i64, Components> counted{{0, c0}, {n - 1, c1}};
     detail::TopCandidates best(plan_, 1);
     const auto offer_k = [&](i64 k, const Components& c) {
