@@ -14,8 +14,12 @@
 3. Print a Markdown table: each config's predicted and measured step, the error, each pair's predicted and
    measured looped/Baseline ratio, the median absolute error.
 
+With --gemm table (the default), the GEMM grid itself is the device's rate (a calibration file, JSON kind
+"calibration", read at each GEMM's shape linearly in log2 between the grid's points, docs/time.md "Calibration");
+with --gemm fit, the fitted peak and half size; the rest of the calibration is the same.
+
 Usage: build/venv/bin/python bench/time_vs_reference.py [--smelt-match build/release/cli/smelt-match]
-         [--repeats 3] [--threads 2] [--spec-out build/cpu-hardware.json]
+         [--repeats 3] [--threads 2] [--spec-out build/cpu-hardware.json] [--gemm table|fit]
 """
 
 from __future__ import annotations
@@ -47,9 +51,9 @@ def gemm_rates() -> list[tuple[int, int, int, float]]:
     """FLOP/s of (m x k) by (k x n) products over a grid of the sizes training steps use, each the mean time of
     the three layouts a Linear's forward, input gradient and weight gradient multiply in."""
     rates = []
-    for m in [32, 128, 512, 1024]:
-        for n in [64, 256, 512, 1024, 2048]:
-            for k in [64, 256, 512, 1024, 2048]:
+    for m in GRID_M:
+        for n in GRID_NK:
+            for k in GRID_NK:
                 a, b = torch.randn(m, k), torch.randn(k, n)
                 bt, at = b.t().contiguous(), a.t().contiguous()
                 reps = max(1, int(2e8 / (2 * m * n * k)))
@@ -122,6 +126,22 @@ def spec(peak: float, h: float, bw: float, attention: float, overhead: float) ->
         "calibrated": True,
         "sources": ["bench/time_vs_reference.py: measured on this machine"],
     }
+
+
+GRID_M, GRID_NK = [32, 128, 512, 1024], [64, 256, 512, 1024, 2048]
+
+
+def device_file(path: str, table: list[tuple[int, int, int, float]] | None, peak: float, h: float, bw: float,
+                attention: float, overhead: float) -> None:
+    """The spec (--gemm fit), or a calibration holding the GEMM grid and the spec (--gemm table)."""
+    s = spec(peak, h, bw, attention, overhead)
+    if table is not None:
+        s = {"schema_version": 1, "kind": "calibration", "backend": "cpu", "device": s["description"],
+             "dtype": "fp32", "threads": torch.get_num_threads(), "memory_bandwidth": bw, "op_overhead": overhead,
+             "gemm": {"m": GRID_M, "n": GRID_NK, "k": GRID_NK, "flops_per_second": [r for _, _, _, r in table]},
+             "hardware": s}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(s, f, indent=2)
 
 
 # ---- 2. configs -------------------------------------------------------------------------------------------
@@ -224,12 +244,15 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--spec-out", default=os.path.join(ROOT, "build", "cpu-hardware.json"))
+    ap.add_argument("--gemm", choices=["fit", "table"], default="table",
+                    help="GEMM rates: the fitted saturation (fit) or the measured grid as a calibration table")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
 
     rates = gemm_rates()
     peak, h = fit_gemm(rates)
+    table = rates if args.gemm == "table" else None
     bw = bandwidth()
     att = attention_rate(peak, h)
     print(f"calibration: GEMM peak {peak / 1e9:.1f} GFLOP/s, half size {h:.1f}; bandwidth {bw / 1e9:.1f} GB/s; "
@@ -240,8 +263,7 @@ def main() -> None:
     best = (math.inf, 0.0, 1.0)
     for overhead in [x * 1e-6 for x in range(0, 201, 10)]:
         for efficiency in [x / 20 for x in range(1, 21)]:
-            with open(args.spec_out, "w", encoding="utf-8") as f:
-                json.dump(spec(peak, h, bw * efficiency, att, overhead), f, indent=2)
+            device_file(args.spec_out, table, peak, h, bw * efficiency, att, overhead)
             errs = [abs(math.log(predict(args.smelt_match, cfg, b, s, args.spec_out)[0] / m))
                     for (cfg, b, s), m in zip(CALIBRATION, measured_cal)]
             if statistics.median(errs) < best[0]:
@@ -250,8 +272,7 @@ def main() -> None:
     bw *= efficiency
     print(f"eager op overhead {overhead * 1e6:.0f} us, elementwise bandwidth {bw / 1e9:.1f} GB/s "
           f"({efficiency:.2f} of the streaming rate)", file=sys.stderr)
-    with open(args.spec_out, "w", encoding="utf-8") as f:
-        json.dump(spec(peak, h, bw, att, overhead), f, indent=2)
+    device_file(args.spec_out, table, peak, h, bw, att, overhead)
 
     rows = []
     for cfg, b, s in pairs():
@@ -260,7 +281,9 @@ def main() -> None:
         rows.append((cfg["name"], b, s, predicted, measured))
         print(f"  {cfg['name']}: predicted {predicted:.4f} s, measured {measured:.4f} s", file=sys.stderr)
 
-    print(f"CPU spec: GEMM peak {peak / 1e9:.1f} GFLOP/s, half size {h:.1f}, bandwidth {bw / 1e9:.1f} GB/s, "
+    gemm = (f"GEMM table of {len(rates)} measured shapes (best {max(r for *_, r in rates) / 1e9:.1f} GFLOP/s)"
+            if table else f"GEMM peak {peak / 1e9:.1f} GFLOP/s, half size {h:.1f}")
+    print(f"CPU spec: {gemm}, bandwidth {bw / 1e9:.1f} GB/s, "
           f"attention {att:.2f}, op overhead {overhead * 1e6:.0f} us (fitted with the bandwidth on "
           f"{len(CALIBRATION)} calibration configs); {args.threads} threads, "
           f"PyTorch {torch.__version__}\n")

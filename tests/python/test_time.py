@@ -3,10 +3,12 @@ what a loop does to it (docs/time.md)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import smelt
-from conftest import EXAMPLES
+from conftest import EXAMPLES, cli_json, same_bytes
 
 
 def test_a_looped_twin_pays_its_extra_visits() -> None:
@@ -61,3 +63,15 @@ def test_derive_time_budget_and_limit() -> None:
         smelt.derive(EXAMPLES / "smelt-baseline-12l.json", match=["flops", "time"])
     with pytest.raises(smelt.ConfigError, match='MatchOptions::hardware = "h2000".*did you mean "h200"'):
         smelt.derive(EXAMPLES / "smelt-baseline-12l.json", hardware="h2000")
+
+
+def test_a_calibration_file_is_a_device(tmp_path) -> None:
+    # What `bench --calibrate --quick` writes: its spec with its GEMM table, for smelt.time as for the CLI.
+    calibration = cli_json("bench", "--calibrate", "--quick", "--repetitions", "1")
+    assert calibration["kind"] == "calibration" and len(calibration["gemm"]["flops_per_second"]) == 8
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(calibration))
+    r = smelt.time(EXAMPLES / "tiny-moe.json", str(path), activation_dtype="fp32")
+    assert r.hardware.calibrated and r.hardware.calibration == f"{path} (8 GEMM rates, fp32)"
+    same_bytes(r.to_dict(), cli_json("time", str(EXAMPLES / "tiny-moe.json"), "--hardware", str(path),
+                                     "--activation-dtype", "fp32", "--json"))
