@@ -296,12 +296,10 @@ class Search {
       step[i] = (c1[i] - c0[i]) / (n - 1);
     }
     if (!affine) {
-      const i64 k = best_counted_e(h, g, w, c0, c1, step, line);
-      return offer({objective_.score(components(h, plan_.experts[static_cast<std::size_t>(k)], g, w), goal_), h,
-                    plan_.experts[static_cast<std::size_t>(k)], g, w},
-                   k, [&](i64 j) {
-                     return objective_.score(components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
-                   });
+      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line);
+      return offer(std::move(best), k, [&](i64 j) {
+        return objective_.score(components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
+      });
     }
     const auto at = [&](i64 k) {
       Components c = c0;
@@ -348,8 +346,10 @@ class Search {
   // with the smallest bound until no gap can beat the best counted (more
   // experts win ties, as in TopCandidates): exact, and a few counts where the
   // lines and the bounds agree.
-  i64 best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1,
-                     const std::vector<i128>& step, const std::vector<bool>& line) {
+  // Returns the best candidate, scored, and its expert index.
+  std::pair<detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
+                                               const Components& c1, const std::vector<i128>& step,
+                                               const std::vector<bool>& line) {
     const i64 n = static_cast<i64>(plan_.experts.size());
     const auto line_max = [&](i64 k) {
       Fraction worst{0, 1};
@@ -388,8 +388,9 @@ class Search {
       offer_k(next, c);
       counted.emplace(next, c);
     }
-    const i64 e = best.sorted().front().experts;
-    return static_cast<i64>(std::lower_bound(plan_.experts.begin(), plan_.experts.end(), e) - plan_.experts.begin());
+    const detail::Found& found = best.sorted().front();
+    const auto k = std::lower_bound(plan_.experts.begin(), plan_.experts.end(), found.experts) - plan_.experts.begin();
+    return {found, static_cast<i64>(k)};
   }
 
   const detail::Plan& plan_;
