@@ -8,6 +8,7 @@
 #include "smelt/checked_config.hpp"
 #include "smelt/error.hpp"
 #include "smelt/time.hpp"
+#include "solve/relax.hpp"
 #include "solve/time_budget.hpp"
 #include "time/step_time.hpp"
 
@@ -22,9 +23,7 @@ MemoryFigure memory_figure(const ModelConfig& config, const MemoryLayout& layout
     // A candidate of a checked Baseline, or the Baseline itself: valid configs, not validated again.
     return {memory(checked_as_read(config), layout).total, {}};
   } catch (const config_error& e) {
-    std::string joined;
-    for (const Violation& v : e.violations()) joined += (joined.empty() ? "" : "; ") + v.text();
-    return {std::nullopt, joined.empty() ? std::string(e.what()) : joined};
+    return {std::nullopt, joined(e)};
   }
 }
 

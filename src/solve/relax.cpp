@@ -89,13 +89,13 @@ std::vector<Trial> trials(const ModelConfig& b, const LoopRecipe& recipe, const 
   return out;
 }
 
+}  // namespace
+
 std::string joined(const config_error& e) {
   std::string out;
   for (const std::string& line : e.lines()) out += (out.empty() ? "" : "; ") + line;
   return out;
 }
-
-}  // namespace
 
 MatchResult with_relaxations(MatchResult result, const CheckedConfig& baseline, const LoopRecipe& recipe,
                              const SearchSpace& space, const MatchOptions& options, Solver solver) {

@@ -3,6 +3,9 @@
 // best largest mismatch reported (docs/solver.md section 8).
 #pragma once
 
+#include <string>
+
+#include "smelt/error.hpp"
 #include "smelt/solve.hpp"
 
 namespace smelt::detail {
@@ -14,5 +17,9 @@ using Solver = MatchResult (*)(const CheckedConfig&, const LoopRecipe&, const Se
 // relaxations off), so solve() and solve_brute_force() report the same list.
 MatchResult with_relaxations(MatchResult result, const CheckedConfig& baseline, const LoopRecipe& recipe,
                              const SearchSpace& space, const MatchOptions& options, Solver solver);
+
+// A config_error's lines joined by "; ": a refused relaxation's error, or why
+// the layout cannot shard a candidate (memory_figure, time_figure).
+std::string joined(const config_error& e);
 
 }  // namespace smelt::detail

@@ -6,6 +6,7 @@
 #include "smelt/checked_config.hpp"
 #include "smelt/error.hpp"
 #include "smelt/time.hpp"
+#include "solve/relax.hpp"
 #include "time/step_time.hpp"
 
 namespace smelt::detail {
@@ -20,9 +21,7 @@ TimeFigure time_figure(const ModelConfig& config, const HardwareSpec& hardware, 
     const TimeReport r = step_time(checked_as_read(config), o.memory_layout, hardware, o.time_options);
     return {r.training_seconds_per_token, r.decode_seconds_per_token, {}};
   } catch (const config_error& e) {
-    std::string joined;
-    for (const Violation& v : e.violations()) joined += (joined.empty() ? "" : "; ") + v.text();
-    return {std::nullopt, std::nullopt, joined.empty() ? std::string(e.what()) : joined};
+    return {std::nullopt, std::nullopt, joined(e)};
   }
 }
 
