@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,9 +17,11 @@
 #include "smelt/bench.hpp"
 #include "smelt/bench_calibrate.hpp"
 #include "smelt/bench_report.hpp"
+#include "smelt/bench_step.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
+#include "smelt/hardware.hpp"
 #include "smelt/violations.hpp"
 #include "table.hpp"
 
@@ -31,6 +34,8 @@ struct BenchArgs {
   bool json = false;
   bool calibrate = false;
   bool quick = false;
+  bool step = false;
+  std::string hardware;
   std::string out;
   std::unique_ptr<OptionFlags<BenchOptions>> options;
 };
@@ -85,6 +90,7 @@ std::string human_result(const BenchResult& r) {
 // (written whole or not at all) or standard output, with a summary on standard error.
 int run_calibrate(const BenchArgs& args) {
   detail::Violations errors;
+  if (args.step) errors.add("--step, --calibrate: choose one");
   BenchOptions o;
   args.options->apply(o, errors);
   if (o.backend == BenchBackendKind::cuda)
@@ -112,6 +118,59 @@ int run_calibrate(const BenchArgs& args) {
   return kOk;
 }
 
+std::string human_step(const StepResult& r) {
+  std::string out =
+      fmt::format("{} training step on {} ({}, {}): {} tokens ({} x {}), {} block visits, {} parameters\n", r.model,
+                  r.backend, r.device, r.blas, r.tokens, r.sequences, r.context, r.layer_visits, r.parameters);
+  out += fmt::format("  measured: forward {:.4g} us/token, training step {:.4g} us/token ({:.4g} ms), {}/s\n",
+                     r.measured.forward_seconds_per_token * 1e6, r.measured.training_seconds_per_token * 1e6,
+                     r.training_seconds * 1e3, human(r.training_tflops * 1e12, Unit::flops));
+  if (r.predicted)
+    out +=
+        fmt::format("  predicted on {}: forward {:.4g} us/token ({:+.1f}%), training step {:.4g} us/token ({:+.1f}%)\n",
+                    r.hardware, r.predicted->forward_seconds_per_token * 1e6,
+                    100 * (r.predicted->forward_seconds_per_token / r.measured.forward_seconds_per_token - 1),
+                    r.predicted->training_seconds_per_token * 1e6,
+                    100 * (r.predicted->training_seconds_per_token / r.measured.training_seconds_per_token - 1));
+  else
+    out += "  predicted: - (give --hardware NAME|FILE, e.g. the file of bench --calibrate)\n";
+  out +=
+      fmt::format("  FLOPs per step: analytic {} (3 x forward), executed {} (attention backward recomputes scores)\n",
+                  human(r.analytic_training_flops, Unit::flops), human(r.accounted_training_flops, Unit::flops));
+  out += fmt::format("  loss {:.4f} -> {:.4f}", r.first_loss, r.last_loss);
+  if (!r.expert_tokens.empty()) out += fmt::format("; load imbalance (max/mean) {:.3f}", r.load_imbalance);
+  return out + "\n";
+}
+
+// bench CONFIG --step [--vs OTHER] [--hardware H]: whole training steps, measured beside the time model.
+int run_step(const BenchArgs& args, BenchOptions o) {
+  // A step costs about three forwards: fewer runs by default than the block benchmark's.
+  if (!args.options->given("warmup")) o.warmup = 1;
+  if (!args.options->given("repetitions")) o.repetitions = 5;
+  std::optional<HardwareSpec> hw;
+  if (!args.hardware.empty()) hw = hardware_spec(args.hardware);
+  std::vector<StepResult> results;
+  results.push_back(smelt::run_step(read_config(args.config), o, hw ? &*hw : nullptr));
+  if (!args.vs.empty()) results.push_back(smelt::run_step(read_config(args.vs), o, hw ? &*hw : nullptr));
+  if (args.json) {
+    std::cout << bench_step_report_json(results);
+    return kOk;
+  }
+  std::string out;
+  for (const auto& r : results) out += human_step(r);
+  if (results.size() == 2) {
+    const auto& [a, b] = std::pair{results[0], results[1]};
+    out += fmt::format("{} vs {}: measured training-time ratio {:.4f}", b.model, a.model,
+                       b.measured.training_seconds_per_token / a.measured.training_seconds_per_token);
+    if (a.predicted && b.predicted)
+      out += fmt::format(", predicted {:.4f}",
+                         b.predicted->training_seconds_per_token / a.predicted->training_seconds_per_token);
+    out += fmt::format(", analytic FLOP ratio {:.4f}\n", b.analytic_training_flops / a.analytic_training_flops);
+  }
+  std::cout << out;
+  return kOk;
+}
+
 int run(const BenchArgs& args) {
   if (args.calibrate) return run_calibrate(args);
   detail::Violations errors;
@@ -123,7 +182,11 @@ int run(const BenchArgs& args) {
     errors.add(fmt::format("--tokens = {}: must be positive", o.tokens));
   if (args.options->given("context") && o.context < 1)
     errors.add(fmt::format("--context = {}: must be positive", o.context));
+  if (args.step && args.calibrate) errors.add("--step, --calibrate: choose one");
+  if (!args.hardware.empty() && !args.step)
+    errors.add(fmt::format("--hardware = {}: predicts a measured step: give --step too", args.hardware));
   errors.throw_if_any();
+  if (args.step) return run_step(args, o);
   std::vector<BenchResult> results;
   results.push_back(run_bench(read_config(args.config), o));
   if (!args.vs.empty()) results.push_back(run_bench(read_config(args.vs), o));
@@ -162,6 +225,11 @@ Run add_bench(CLI::App& app) {
                 "Measure the CPU backend for the time model instead (GEMM rates over a grid of shapes, bandwidth, "
                 "op overhead): JSON kind calibration, usable as --hardware FILE (docs/time.md)");
   sub->add_flag("--quick", a->quick, "With --calibrate: a 2 x 2 x 2 grid of small shapes (a check, not a calibration)");
+  sub->add_flag("--step", a->step,
+                "Measure whole training steps instead (forward, backward, AdamW; docs/time.md): seconds per token "
+                "beside the time model's prediction");
+  sub->add_option("--hardware", a->hardware,
+                  "With --step: predict the step on this device (a name, a spec file or a bench --calibrate file)");
   sub->add_option("--out", a->out, "With --calibrate: write the calibration to FILE (whole or not at all)");
   return [a] { return run(*a); };
 }

@@ -28,6 +28,43 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const
               dim(n));
 }
 
+namespace {
+
+template <class T, class F>
+void general(F f, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
+             const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (beta == T(0))
+      for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    return;
+  }
+  f(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, dim(m), dim(n), dim(k), T(1), a,
+    dim(lda), b, dim(ldb), beta, c, dim(ldc));
+}
+
+}  // namespace
+
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float beta,
+          float* c) {
+  general(cblas_sgemm, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, beta, c, n);
+}
+
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const double* b,
+          double beta, double* c) {
+  general(cblas_dgemm, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, beta, c, n);
+}
+
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+          const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  general(cblas_sgemm, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const double* a, std::int64_t lda,
+          const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
+  general(cblas_dgemm, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
 SingleThreadedBlas::SingleThreadedBlas() : previous_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
 SingleThreadedBlas::~SingleThreadedBlas() { openblas_set_num_threads(previous_); }
 

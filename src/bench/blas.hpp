@@ -22,6 +22,20 @@ namespace smelt::detail {
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c);
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const double* b, double* c);
 
+// C = op(A) op(B) + beta C, row-major: op(A) is m x k (A stored k x m when
+// `ta`), op(B) is k x n (B stored n x k when `tb`); beta 0 ignores C's previous
+// contents. The backward pass's products (the step of bench_step.hpp).
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float beta,
+          float* c);
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const double* b,
+          double beta, double* c);
+// The same with explicit leading dimensions (row strides), for blocks of wider
+// matrices: one head's columns of Q, K, V.
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+          const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const double* a, std::int64_t lda,
+          const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc);
+
 // Holds OpenBLAS to one thread while alive and restores its previous count
 // after. The CPU backend times one core, as it did with Eigen, and a product
 // then runs the same kernel on the same blocking every time (bitwise

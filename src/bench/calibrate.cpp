@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "bench/blas.hpp"
+#include "bench/cpu_name.hpp"
 #include "util/median.hpp"
 
 namespace smelt {
@@ -42,15 +43,31 @@ double time_of(Run run, i64 repetitions) {
   return detail::median(per_call);
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      std::string name = line.substr(line.find(':') + 1);
-      name.erase(0, name.find_first_not_of(' '));
-      return name;
-    }
-  return "unknown CPU";
+// Operand copies a GEMM of one shape rotates through: enough that one pass over them (64 MiB) leaves the caches,
+// as a training step's GEMMs read weights and activations that other ops have since pushed out; at most 8.
+constexpr double kColdBytes = 64.0 * (1 << 20);
+constexpr i64 kMaxCopies = 8;
+
+// The time of one GEMM of (m, n, k) as a training step runs it: the mean of the forward's layout (A B), the input
+// gradient's (A B^T) and the weight gradient's (A^T B), each with cold operands.
+double step_gemm_seconds(i64 m, i64 n, i64 k, i64 repetitions) {
+  const auto sz = [](i64 v) { return static_cast<std::size_t>(v); };
+  const double bytes = 4.0 * static_cast<double>(m * k + k * n);
+  const i64 copies = std::clamp<i64>(static_cast<i64>(kColdBytes / bytes), 1, kMaxCopies);
+  std::vector<std::vector<float>> a(sz(copies), std::vector<float>(sz(m * k), 0.5f));
+  std::vector<std::vector<float>> b(sz(copies), std::vector<float>(sz(k * n), 0.25f));
+  std::vector<float> out(sz(m * n));
+  double total = 0;
+  for (const auto& [ta, tb] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+    std::size_t next = 0;
+    total += time_of(
+        [&] {
+          detail::gemm(ta, tb, m, n, k, a[next].data(), b[next].data(), 0.0f, out.data());
+          next = (next + 1) % a.size();
+        },
+        repetitions);
+  }
+  return total / 3;
 }
 
 }  // namespace
@@ -61,22 +78,17 @@ Calibration calibrate_cpu(const CalibrateOptions& o) {
   c.backend = "cpu";
   c.dtype = Dtype::fp32;
   c.threads = 1;
-  c.device = fmt::format("{}, 1 thread, {} sgemm", cpu_model(), detail::blas_name());
+  c.device = fmt::format("{}, 1 thread, {} sgemm", bench_detail::cpu_name(), detail::blas_name());
   GemmTable& t = c.gemm;
   if (o.quick) {
     t.m = {8, 64}, t.n = {32, 128}, t.k = {32, 128};
   } else {
     t.m = {16, 64, 256, 1024, 2048}, t.n = {64, 256, 1024, 2048}, t.k = {64, 256, 1024, 2048};
   }
-  std::vector<float> a(static_cast<std::size_t>(t.m.back() * t.k.back()), 0.5f);
-  std::vector<float> b(static_cast<std::size_t>(t.k.back() * t.n.back()), 0.25f);
-  std::vector<float> out(static_cast<std::size_t>(t.m.back() * t.n.back()));
   for (const i64 m : t.m)
     for (const i64 n : t.n)
-      for (const i64 k : t.k) {
-        const double s = time_of([&] { detail::gemm(m, n, k, a.data(), b.data(), out.data()); }, o.repetitions);
-        t.flops_per_second.push_back(2.0 * static_cast<double>(m * n * k) / s);
-      }
+      for (const i64 k : t.k)
+        t.flops_per_second.push_back(2.0 * static_cast<double>(m * n * k) / step_gemm_seconds(m, n, k, o.repetitions));
   // A streaming add, z = x + y: three arrays of 32 MiB (4 MiB quick), well past the caches.
   const std::size_t elements = (o.quick ? 1U : 8U) << 20;
   std::vector<float> x(elements, 1.0f), y(elements, 2.0f), z(elements);
@@ -86,7 +98,9 @@ Calibration calibrate_cpu(const CalibrateOptions& o) {
       },
       o.repetitions);
   c.memory_bandwidth = 3.0 * static_cast<double>(elements * sizeof(float)) / add;
-  c.op_overhead = time_of([&] { detail::gemm(1, 1, 1, a.data(), b.data(), out.data()); }, o.repetitions);
+  const float one = 1.0f;
+  float product = 0;
+  c.op_overhead = time_of([&] { detail::gemm(1, 1, 1, &one, &one, &product); }, o.repetitions);
 
   const double peak = *std::max_element(t.flops_per_second.begin(), t.flops_per_second.end());
   HardwareSpec& h = c.hardware;
@@ -110,7 +124,8 @@ Calibration calibrate_cpu(const CalibrateOptions& o) {
   h.memory_efficiency = 1;
   h.calibrated = true;
   c.has_hardware = true;
-  h.sources = {fmt::format("measured by smelt::calibrate_cpu: {} GEMM shapes, median of {} runs each",
+  h.sources = {fmt::format("measured by smelt::calibrate_cpu: {} GEMM shapes, each the mean time of its three "
+                           "training layouts (A B, A B^T, A^T B) on cold operands, median of {} runs each",
                            t.flops_per_second.size(), o.repetitions),
                "peak: the best GEMM rate of the grid; memory bandwidth: a streaming fp32 add (3 arrays)",
                "op_overhead: a 1 x 1 x 1 GEMM call; attention: the table's rate at (1024, 1024, 64)"};

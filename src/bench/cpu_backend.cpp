@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 
 #include <Eigen/Dense>
 
 #include "bench/blas.hpp"
+#include "bench/cpu_name.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/bench_reference.hpp"
 #include "util/median.hpp"
@@ -43,17 +43,7 @@ double rel_error(const std::vector<double>& a, const std::vector<double>& b) {
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) break;
-    const auto first = line.find_first_not_of(" \t", colon + 1);
-    if (first != std::string::npos) return line.substr(first);
-  }
-  return "cpu";
-}
+using bench_detail::cpu_name;
 
 // The machine's dense float32 rate through the same products (OpenBLAS sgemm),
 // one thread like the runs: a square GEMM of 512 (268 MFLOP, large enough for

@@ -13,6 +13,7 @@
 
 #include <Eigen/Dense>
 
+#include "bench/attention_keys.hpp"
 #include "bench/blas.hpp"
 #include "smelt/bench_reference.hpp"
 
@@ -69,18 +70,7 @@ class Converter {
   std::deque<std::vector<T>> owned_;  // a deque keeps the addresses handed out stable
 };
 
-// First key query i (0-based in its sequence) may see; it sees keys lo..i.
-i64 first_key(const AttentionConfig& a, LayerAttention kind, i64 i) {
-  switch (kind) {
-    case LayerAttention::full:
-      return 0;
-    case LayerAttention::sliding:
-      return std::max<i64>(0, i - a.window + 1);
-    case LayerAttention::chunked:
-      return i - i % a.chunk;
-  }
-  return 0;
-}
+using bench_detail::first_key;
 
 template <class T>
 class Runner {

@@ -59,3 +59,17 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/time-calibration-cpu.json "{\"schema_vers
 smelt_cli_test(time.calibration.backend EXIT 2 ARGS time ${SMELT_EX}/tiny-moe.json --hardware h100
                --calibration ${CMAKE_CURRENT_BINARY_DIR}/time-calibration-cpu.json STDOUT_EMPTY
                STDERR "time-calibration-cpu.json:\n  backend = \"cpu\": must be the backend of the hardware spec h100 \\(\"cuda\"\\): a calibration measures one backend")
+# bench --step: a measured training step beside the time model's prediction, under the keys count --time uses; the
+# pair's measured and predicted ratios with --vs; bad input exits 2 naming the flag or field and the rule.
+smelt_cli_test(bench.step.json EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --step --tokens 16 --context 8
+               --hardware h100 --repetitions 1 --json
+               STDOUT "\"kind\": \"bench_step\",.*\"tokens\": 16,\n      \"context\": 8,\n      \"sequences\": 2,\n      \"layer_visits\": 6,\n      \"parameters\": 369728,\n      \"measured\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,\n        \"training_seconds_per_token\": [0-9.e-]+,\n        \"decode_seconds_per_token\": null\n      },\n      \"predicted\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,")
+smelt_cli_test(bench.step.vs EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --vs ${SMELT_EX}/tiny-moe.json --step
+               --repetitions 1
+               STDOUT "tiny-moe training step on cpu .*predicted: - \\(give --hardware.*tiny-moe vs tiny-moe: measured training-time ratio [0-9.]+, analytic FLOP ratio 1.0000\n")
+smelt_cli_test(bench.step.hardware_alone EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --hardware h100 STDOUT_EMPTY
+               STDERR "--hardware = h100: predicts a measured step: give --step too")
+smelt_cli_test(bench.step.moe_only EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --step --moe-only STDOUT_EMPTY
+               STDERR "--moe-only = true: a training step runs whole blocks")
+smelt_cli_test(bench.step.calibrate EXIT 2 ARGS bench --calibrate --step STDOUT_EMPTY
+               STDERR "--step, --calibrate: choose one")
