@@ -63,6 +63,10 @@ class StepModel {
   T forward();      // the loss; keeps what backward() needs
   void backward();  // the last forward's gradients into grads(), which it zeroes first
   void update();    // one AdamW step (torch.optim.AdamW's defaults, lr 1e-4)
+  // The attention core alone, forward and backward, on the first visit of the last forward (its Q, K and V, the
+  // output's gradient set to the output): the median seconds of `repetitions` runs. bench --calibrate times the
+  // backend's attention with it.
+  double time_attention(std::int64_t repetitions);
 
   std::vector<T>& params();
   const std::vector<T>& grads() const;

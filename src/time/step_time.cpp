@@ -141,9 +141,18 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   if (r.expert_dp > 1 && expert_elements > 0)
     step.ops.push_back(
         step_collective("dp_gradients", expert_elements * dbl(r.grad_bytes), r.expert_dp, l.tp * l.cp * l.dp));
-  // Adam: weights, gradients, master weights and moments read; weights, master weights and moments written; over
+  // The gradient buffer zeroed for the next step's accumulation (Megatron-LM's DistributedDataParallel
+  // zero_grad_buffer; the measured step's too): one write of every local gradient.
+  Op zero;
+  zero.name = "zero_grad";
+  zero.kind = OpKind::elementwise;
+  zero.bytes = (dense_elements + expert_elements) * dbl(r.grad_bytes);
+  step.ops.push_back(zero);
+  // Adam: weights, gradients and moments read, weights and moments written, and a master copy of the weights read
+  // and written where the optimizer keeps one (its dtype differs from the weights', as memory() counts it); over
   // the ranks that shard the optimizer state.
-  const double per_element = dbl(2 * r.param_bytes + r.grad_bytes + 6 * r.optimizer_bytes);
+  const bool master = l.optimizer_dtype != l.param_dtype;
+  const double per_element = dbl(2 * r.param_bytes + r.grad_bytes + (master ? 6 : 4) * r.optimizer_bytes);
   const bool sharded = l.distributed_optimizer || l.zero >= 1;
   Op update;
   update.name = "optimizer";

@@ -23,16 +23,16 @@ smelt_cli_test(count.time.alone EXIT 2 ARGS count ${SMELT_EX}/tiny-moe.json --ti
 # derive and sweep with --hardware: every candidate's predicted time per token beside the Baseline's, a limit, time
 # matched, and bad input (exit 2 naming the flag, the value and the rule).
 smelt_cli_test(derive.time EXIT 0 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json --top 1 --hardware h200
-               STDOUT "training time/token \\(h200\\) +140 us +152 us +\\+8.718%\ndecode time/token \\(h200\\) +3.07 ms +4.12 ms +\\+33.951%")
+               STDOUT "training time/token \\(h200\\) +153 us +165 us +\\+8.016%\ndecode time/token \\(h200\\) +3.07 ms +4.12 ms +\\+33.951%")
 smelt_cli_test(derive.time_limit EXIT 3 ARGS derive ${SMELT_EX}/smelt-baseline-54b.json --top 1 --hardware h200
                --time-limit 1 --no-relaxations
-               STDOUT "training time/token \\(h200\\) +140 us +140 us +-0.014%.*time limit 1x the Baseline's training time per token on h200: [0-9]+ candidates dropped")
+               STDOUT "training time/token \\(h200\\) +153 us +152 us +-0.125%.*time limit 1x the Baseline's training time per token on h200: [0-9]+ candidates dropped")
 smelt_cli_test(derive.match_time EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json --match flops,params,kv,time --top 1
                --hardware h100 --micro-batch 2 --seq 16
                STDOUT "over flops, params, kv, time: within")
 smelt_cli_test(derive.time.json EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json --json --top 1 --hardware h100
                --micro-batch 2 --seq 16
-               STDOUT "\"time\": {\n    \"hardware\": \"h100\",\n    \"limit_ratio\": 0.0,.*\"training_seconds_per_token\": {\n      \"baseline\": 3.755[0-9]+e-05,\n      \"candidate\": 3.755[0-9]+e-05,")
+               STDOUT "\"time\": {\n    \"hardware\": \"h100\",\n    \"limit_ratio\": 0.0,.*\"training_seconds_per_token\": {\n      \"baseline\": 3.772[0-9]+e-05,\n      \"candidate\": 3.772[0-9]+e-05,")
 smelt_cli_test(derive.time.needs_hardware EXIT 2 ARGS derive ${SMELT_EX}/tiny-moe.json --match flops,time
                --time-limit 1.2 STDOUT_EMPTY
                STDERR "--match = \"time\": needs a device to predict time on: set --hardware\n.*--time-limit = 1.2: needs a device to predict time on: set --hardware")

@@ -163,7 +163,7 @@ TEST_CASE("a two-stage pipeline's bubble: one micro-batch of the most loaded sta
   for (const Op& op : r.training.ops) {
     total += op.seconds * static_cast<double>(op.times);
     if (op.kind == OpKind::bubble) bubble = &op;
-    if (op.kind == OpKind::bubble || op.name == "pp_send" || op.name == "optimizer") continue;
+    if (op.kind == OpKind::bubble || op.name == "pp_send" || op.name == "optimizer" || op.name == "zero_grad") continue;
     // A micro-batch's op: its row runs (visits of its layer kind) x 4 micro-batches times.
     CHECK(op.times % 4 == 0);
     per_micro_batch += op.seconds * static_cast<double>(op.times / 4);
@@ -175,6 +175,26 @@ TEST_CASE("a two-stage pipeline's bubble: one micro-batch of the most loaded sta
   // The job's tokens: 4 micro-batches x 2 x 16.
   CHECK(r.training.tokens == 128.0);
   CHECK(r.training_seconds_per_token == Approx(r.training.seconds / 128).epsilon(1e-12));
+}
+
+TEST_CASE("the step's gradient zeroing and AdamW update, by hand", "[time]") {
+  // tiny-moe's 369,728 parameters (bench_step_test's hand count), one stage. Zeroing writes each fp32 gradient once:
+  // 4 x 369,728 = 1,478,912 bytes. AdamW with bf16 weights and an fp32 master copy reads and writes the weights
+  // (2 x 2), reads the gradient (4), and reads and writes the master copy and two moments (6 x 4): 32 bytes a
+  // parameter, 11,831,296; with fp32 weights there is no master copy: 2 x 4 + 4 + 4 x 4 = 28, 10,352,384.
+  const auto bytes = [](const TimeReport& r, std::string_view name) {
+    for (const Op& op : r.training.ops)
+      if (op.name == name) return op.bytes;
+    return -1.0;
+  };
+  MemoryLayout l = small();
+  const TimeReport mixed = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  CHECK(bytes(mixed, "zero_grad") == 1478912.0);
+  CHECK(bytes(mixed, "optimizer") == 11831296.0);
+  l.param_dtype = Dtype::fp32;
+  const TimeReport fp32 = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  CHECK(bytes(fp32, "zero_grad") == 1478912.0);
+  CHECK(bytes(fp32, "optimizer") == 10352384.0);
 }
 
 TEST_CASE("hardware: unknown names suggest the nearest, spec files are checked field by field", "[time][errors]") {
