@@ -8,8 +8,9 @@
    `smelt-match bench CONFIG --step --tokens B*S --context S --hardware FILE --json` (forward, cross-entropy,
    backward and AdamW at the config's widths, float32, the median of REPEATS steps after a warm-up), which
    prints the time model's prediction for the same step beside it.
-3. Print a Markdown table: each config's measured and predicted forward and training step per token, the errors,
-   each pair's measured and predicted looped/Baseline training-time ratio; then the median absolute error.
+3. Print a Markdown table: each config's measured and predicted forward, training step and decode step per token
+   (decode: one new token for each sequence against a cache of the sequence's tokens), the errors, each pair's
+   measured and predicted looped/Baseline training-time ratio; then the median absolute errors.
 
 Usage: python3 bench/time_vs_step.py [--smelt-match build/release/cli/smelt-match] [--calibration FILE]
          [--repeats 5]
@@ -68,16 +69,18 @@ def main() -> None:
           f"{cal['memory_bandwidth'] / 1e9:.1f} GB/s, op overhead {cal['op_overhead'] * 1e6:.2f} us. Steps: "
           f"{rows[0][3]['blas']}, median of {args.repeats}.\n")
     print("| config | batch x seq | forward measured | predicted | error | training measured | predicted | error "
-          "| looped / Baseline measured | predicted | ratio error |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    fwd_errors, errors, ratio_errors = [], [], []
+          "| looped / Baseline measured | predicted | ratio error | decode measured | predicted | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    fwd_errors, errors, ratio_errors, decode_errors = [], [], [], []
     for i, (name, b, s, r) in enumerate(rows):
         m, p = r["measured"], r["predicted"]
         fe = p["forward_seconds_per_token"] / m["forward_seconds_per_token"] - 1
         te = p["training_seconds_per_token"] / m["training_seconds_per_token"] - 1
+        de = p["decode_seconds_per_token"] / m["decode_seconds_per_token"] - 1
         fwd_errors.append(abs(fe))
         errors.append(abs(te))
-        ratio = "| | |"
+        decode_errors.append(abs(de))
+        ratio = "| | | |"
         if i % 2 == 1:
             base = rows[i - 1][3]
             rm = m["training_seconds_per_token"] / base["measured"]["training_seconds_per_token"]
@@ -87,10 +90,12 @@ def main() -> None:
         print(f"| {name} | {b} x {s} | {m['forward_seconds_per_token'] * 1e6:.1f} us | "
               f"{p['forward_seconds_per_token'] * 1e6:.1f} us | {fe * 100:+.1f}% | "
               f"{m['training_seconds_per_token'] * 1e6:.1f} us | {p['training_seconds_per_token'] * 1e6:.1f} us | "
-              f"{te * 100:+.1f}% {ratio}")
+              f"{te * 100:+.1f}% {ratio} {m['decode_seconds_per_token'] * 1e6:.1f} us | "
+              f"{p['decode_seconds_per_token'] * 1e6:.1f} us | {de * 100:+.1f}% |")
     within = sum(1 for e in ratio_errors if e <= 0.10)
     print(f"\nTraining step: median absolute error {statistics.median(errors) * 100:.1f}% over {len(rows)} configs "
-          f"(forward alone {statistics.median(fwd_errors) * 100:.1f}%); looped/Baseline ratio within 10% on "
+          f"(forward alone {statistics.median(fwd_errors) * 100:.1f}%, decode "
+          f"{statistics.median(decode_errors) * 100:.1f}%); looped/Baseline ratio within 10% on "
           f"{within} of {len(ratio_errors)} pairs (median {statistics.median(ratio_errors) * 100:.1f}%, "
           f"worst {max(ratio_errors) * 100:.1f}%).")
 

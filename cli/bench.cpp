@@ -122,17 +122,20 @@ std::string human_step(const StepResult& r) {
   std::string out =
       fmt::format("{} training step on {} ({}, {}): {} tokens ({} x {}), {} block visits, {} parameters\n", r.model,
                   r.backend, r.device, r.blas, r.tokens, r.sequences, r.context, r.layer_visits, r.parameters);
-  out += fmt::format("  measured: forward {:.4g} us/token, training step {:.4g} us/token ({:.4g} ms), {}/s\n",
-                     r.measured.forward_seconds_per_token * 1e6, r.measured.training_seconds_per_token * 1e6,
-                     r.training_seconds * 1e3, human(r.training_tflops * 1e12, Unit::flops));
-  if (r.predicted)
-    out +=
-        fmt::format("  predicted on {}: forward {:.4g} us/token ({:+.1f}%), training step {:.4g} us/token ({:+.1f}%)\n",
-                    r.hardware, r.predicted->forward_seconds_per_token * 1e6,
-                    100 * (r.predicted->forward_seconds_per_token / r.measured.forward_seconds_per_token - 1),
-                    r.predicted->training_seconds_per_token * 1e6,
-                    100 * (r.predicted->training_seconds_per_token / r.measured.training_seconds_per_token - 1));
-  else
+  out += fmt::format(
+      "  measured: forward {:.4g} us/token, training step {:.4g} us/token ({:.4g} ms), {}/s; decode {:.4g} us/token\n",
+      r.measured.forward_seconds_per_token * 1e6, r.measured.training_seconds_per_token * 1e6, r.training_seconds * 1e3,
+      human(r.training_tflops * 1e12, Unit::flops), r.measured.decode_seconds_per_token * 1e6);
+  if (r.predicted) {
+    const auto pct = [](double predicted, double measured) { return 100 * (predicted / measured - 1); };
+    const StepSeconds &p = *r.predicted, &m = r.measured;
+    out += fmt::format(
+        "  predicted on {}: forward {:.4g} us/token ({:+.1f}%), training step {:.4g} us/token ({:+.1f}%); decode "
+        "{:.4g} us/token ({:+.1f}%)\n",
+        r.hardware, p.forward_seconds_per_token * 1e6, pct(p.forward_seconds_per_token, m.forward_seconds_per_token),
+        p.training_seconds_per_token * 1e6, pct(p.training_seconds_per_token, m.training_seconds_per_token),
+        p.decode_seconds_per_token * 1e6, pct(p.decode_seconds_per_token, m.decode_seconds_per_token));
+  } else
     out += "  predicted: - (give --hardware NAME|FILE, e.g. the file of bench --calibrate)\n";
   out +=
       fmt::format("  FLOPs per step: analytic {} (3 x forward), executed {} (attention backward recomputes scores)\n",

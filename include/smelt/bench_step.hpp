@@ -19,6 +19,7 @@ namespace smelt {
 struct StepSeconds {
   double forward_seconds_per_token = 0;
   double training_seconds_per_token = 0;
+  double decode_seconds_per_token = 0;  // one new token for each of the `sequences`, each holding `context` tokens
 };
 
 struct StepResult {
@@ -34,8 +35,9 @@ struct StepResult {
   StepSeconds measured;         // medians of the timed runs
   double forward_seconds = 0;   // median of one forward (what the backward needs kept)
   double training_seconds = 0;  // median of one forward + backward + optimizer update
-  // The time model's figures for the same step (micro-batch `sequences` of `context` tokens, float32
-  // throughout, no parallelism) on `hardware`; absent when no hardware was given.
+  double decode_seconds = 0;    // median of one decode step
+  // The time model's figures for the same steps (micro-batch `sequences` of `context` tokens, decode batch
+  // `sequences` at context `context`, float32 throughout, no parallelism) on `hardware`; absent without one.
   std::optional<StepSeconds> predicted;
   std::string hardware;
   // FLOPs of one step. analytic: count()'s convention, 3 x the forward (the

@@ -43,26 +43,41 @@ void general(F f, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t
     dim(lda), b, dim(ldb), beta, c, dim(ldc));
 }
 
+// One row (m = 1) as a matrix-vector product: C^T = op(B)^T op(A)^T. OpenBLAS's gemm packs B first even for one
+// row (0.3.21, Debian 12's, does not hand m = 1 to gemv), which reads and writes a decode step's weights twice
+// more; gemv streams them once, as a serving kernel does.
+template <class T, class F, class V>
+void general_or_row(F f, V gemv, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+                    std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  if (m != 1 || n <= 0 || k <= 0) return general(f, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  // op(A) is 1 x k: A's row (stride 1), or A's column (stride lda) when transposed.
+  const blasint incx = ta ? dim(lda) : 1;
+  if (tb)  // B is n x k: y = B x
+    gemv(CblasRowMajor, CblasNoTrans, dim(n), dim(k), T(1), b, dim(ldb), a, incx, beta, c, 1);
+  else  // B is k x n: y = B^T x
+    gemv(CblasRowMajor, CblasTrans, dim(k), dim(n), T(1), b, dim(ldb), a, incx, beta, c, 1);
+}
+
 }  // namespace
 
 void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float beta,
           float* c) {
-  general(cblas_sgemm, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, beta, c, n);
+  general_or_row(cblas_sgemm, cblas_sgemv, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, beta, c, n);
 }
 
 void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const double* a, const double* b,
           double beta, double* c) {
-  general(cblas_dgemm, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, beta, c, n);
+  general_or_row(cblas_dgemm, cblas_dgemv, ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, beta, c, n);
 }
 
 void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
           const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  general(cblas_sgemm, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  general_or_row(cblas_sgemm, cblas_sgemv, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const double* a, std::int64_t lda,
           const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  general(cblas_dgemm, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  general_or_row(cblas_dgemm, cblas_dgemv, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 SingleThreadedBlas::SingleThreadedBlas() : previous_(openblas_get_num_threads()) { openblas_set_num_threads(1); }

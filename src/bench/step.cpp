@@ -112,8 +112,9 @@ StepSeconds predict(const ModelConfig& c, const LayerPlan& plan, const HardwareS
   layout.micro_batch = plan.sequences;
   layout.seq = plan.context;
   layout.param_dtype = layout.grad_dtype = layout.optimizer_dtype = layout.activation_dtype = Dtype::fp32;
-  const TimeReport t = step_time(CheckedConfig(c), layout, hw);
-  return {t.forward_seconds_per_token, t.training_seconds_per_token};
+  const TimeReport t =
+      step_time(CheckedConfig(c), layout, hw, {.decode_batch = plan.sequences, .decode_context = plan.context});
+  return {t.forward_seconds_per_token, t.training_seconds_per_token, t.decode_seconds_per_token};
 }
 
 }  // namespace
@@ -153,12 +154,28 @@ StepResult run_step(const ModelConfig& config, const BenchOptions& options, cons
   r.parameters = parameters;
   r.forward_seconds = detail::median(forward);
   r.training_seconds = detail::median(training);
-  r.measured = {r.forward_seconds / dbl(plan.tokens), r.training_seconds / dbl(plan.tokens)};
   r.analytic_training_flops = analytic;
   r.accounted_forward_flops = model.flops().forward();
   r.accounted_training_flops = model.flops().forward() + model.flops().backward();
   r.training_tflops = r.accounted_training_flops / r.training_seconds / 1e12;
   r.expert_tokens = model.expert_tokens();
+  // Decoding, once the training step's figures are read: the caches from a forward, then one token for every
+  // sequence at a time.
+  (void)model.forward();
+  model.prepare_decode();
+  std::vector<double> decode;
+  model.decode();  // warm-up
+  // Each decode step starts with cold caches, as one does at scale, where the weights read since the last step
+  // far exceed them: a pass over 128 MiB first, untimed. Repeated warm, a small model's weights would stay in the
+  // CPU's last-level cache and decode faster than any real step.
+  std::vector<char> flush(std::size_t{128} << 20, 1);
+  for (i64 rep = 0; rep < std::max<i64>(o.repetitions, 1); ++rep) {
+    for (std::size_t i = 0; i < flush.size(); i += 64) flush[i] = static_cast<char>(flush[i] + 1);
+    decode.push_back(seconds([&] { model.decode(); }));
+  }
+  r.decode_seconds = detail::median(decode);
+  r.measured = {r.forward_seconds / dbl(plan.tokens), r.training_seconds / dbl(plan.tokens),
+                r.decode_seconds / dbl(plan.sequences)};
   if (!r.expert_tokens.empty()) {
     const double total = dbl(std::accumulate(r.expert_tokens.begin(), r.expert_tokens.end(), i64{0}));
     const double most = dbl(*std::max_element(r.expert_tokens.begin(), r.expert_tokens.end()));

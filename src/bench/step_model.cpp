@@ -42,6 +42,27 @@ T sigmoid(T x) {
 }  // namespace
 
 template <class T>
+void adamw_update(T* params, T* m, T* v, const T* grads, std::int64_t size, std::int64_t step) {
+  const double c1 = 1 - std::pow(kBeta1, static_cast<double>(step));
+  const double c2 = 1 - std::pow(kBeta2, static_cast<double>(step));
+  const T b1 = static_cast<T>(kBeta1), b2 = static_cast<T>(kBeta2);
+  const T rate = static_cast<T>(kLr / c1), root = static_cast<T>(std::sqrt(c2)), eps = static_cast<T>(kAdamEps);
+  const T decay = static_cast<T>(1 - kLr * kWeightDecay);
+  // In blocks that stay in cache, so that the three updates make one pass over memory, as a fused AdamW does.
+  constexpr i64 kBlock = 4096;
+  for (i64 at = 0; at < size; at += kBlock) {
+    const i64 len = std::min(kBlock, size - at);
+    Arr<T> P(params + at, ix(len)), M(m + at, ix(len)), V(v + at, ix(len));
+    const ConstArr<T> G(grads + at, ix(len));
+    M = b1 * M + (T(1) - b1) * G;
+    V = b2 * V + (T(1) - b2) * G.square();
+    P = P * decay - rate * M / (V.sqrt() / root + eps);
+  }
+}
+template void adamw_update(float*, float*, float*, const float*, std::int64_t, std::int64_t);
+template void adamw_update(double*, double*, double*, const double*, std::int64_t, std::int64_t);
+
+template <class T>
 struct StepModel<T>::Impl {
   LayerPlan plan;
   const ModelConfig& c = plan.config;
@@ -481,14 +502,15 @@ struct StepModel<T>::Impl {
   }
 
   // ---- the step -----------------------------------------------------------------------------------------------
-  T forward() {
-    flops = {};
-    expert_tokens.clear();
+  // The forward of the rows of `ids` (n of them) to the logits in `probs`: embedding, every visit, final norm, head.
+  // `attend(s, visit)` runs the attention core of a visit into s.o from its s.q, s.k, s.v.
+  template <class Attend>
+  void to_logits(const std::vector<i64>& ids, Attend&& attend) {
     const Dims a = dims();
     resid.resize(u(n * h));
-    for (i64 t = 0; t < n; ++t) std::copy_n(p.data() + emb.offset + tokens[u(t)] * h, h, resid.data() + t * h);
-    t1.resize(u(n * h));
-    for (Saved& s : saved) {
+    for (i64 t = 0; t < n; ++t) std::copy_n(p.data() + emb.offset + ids[u(t)] * h, h, resid.data() + t * h);
+    for (std::size_t visit = 0; visit < saved.size(); ++visit) {
+      Saved& s = saved[visit];
       const LayerSlices& l = layers[u(s.layer)];
       s.x_in = resid;
       s.xn1.resize(u(n * h)), s.q.resize(u(n * a.qw)), s.k.resize(u(n * a.kvw)), s.v.resize(u(n * a.kvw));
@@ -496,7 +518,7 @@ struct StepModel<T>::Impl {
       fwd(s.xn1.data(), n, l.wq, a.qw, h, s.q.data());
       fwd(s.xn1.data(), n, l.wk, a.kvw, h, s.k.data());
       fwd(s.xn1.data(), n, l.wv, a.kvw, h, s.v.data());
-      attention(s);
+      attend(s, visit);
       t1.resize(u(n * h));
       fwd(s.o.data(), n, l.wo, h, a.qw, t1.data());
       arr(resid.data(), n * h) += s.scale * arr(static_cast<const T*>(t1.data()), n * h);
@@ -517,6 +539,12 @@ struct StepModel<T>::Impl {
       mm(false, true, n, vocab, h, xf.data(), w(emb), T(0), probs.data(), flops.forward_gemm);
     else
       fwd(xf.data(), n, head_w, vocab, h, probs.data());
+  }
+
+  T forward() {
+    flops = {};
+    expert_tokens.clear();
+    to_logits(tokens, [&](Saved& s, std::size_t) { attention(s); });
     double loss = 0;
     for (i64 t = 0; t < n; ++t) {
       Arr<T> r = arr(probs.data() + t * vocab, vocab);
@@ -525,6 +553,69 @@ struct StepModel<T>::Impl {
       loss -= std::log(static_cast<double>(r(ix(targets[u(t)]))));
     }
     return static_cast<T>(loss / static_cast<double>(n));
+  }
+
+  // ---- decoding -----------------------------------------------------------------------------------------------
+  // Each sequence's cache, per visit: the K and V rows of its first context - 1 tokens from the last forward, and
+  // room for the token decoded, [sequence][context][kv width].
+  struct Cache {
+    std::vector<T> k, v;
+  };
+  std::vector<Cache> caches;
+  std::vector<i64> decode_ids;
+
+  void prepare_decode() {
+    const Dims a = dims();
+    const i64 ctx = plan.context, seqs = plan.sequences;
+    caches.assign(saved.size(), {});
+    for (std::size_t visit = 0; visit < saved.size(); ++visit) {
+      Cache& cache = caches[visit];
+      cache.k.assign(u(seqs * ctx * a.kvw), T(0)), cache.v.assign(u(seqs * ctx * a.kvw), T(0));
+      for (i64 b = 0; b < seqs; ++b) {
+        std::copy_n(saved[visit].k.data() + b * ctx * a.kvw, (ctx - 1) * a.kvw, cache.k.data() + b * ctx * a.kvw);
+        std::copy_n(saved[visit].v.data() + b * ctx * a.kvw, (ctx - 1) * a.kvw, cache.v.data() + b * ctx * a.kvw);
+      }
+    }
+    decode_ids.clear();
+    for (i64 b = 0; b < seqs; ++b) decode_ids.push_back(tokens[u(b * ctx + ctx - 1)]);
+  }
+
+  // The group's query heads of sequence b against the keys its last token sees in the cache.
+  void attention_decode(Saved& s, Cache& cache) {
+    const Dims a = dims();
+    const i64 ctx = plan.context, last = ctx - 1;
+    const i64 lo = first_key(c.attention, c.attention_at(s.layer), last), keys = last - lo + 1;
+    s.o.resize(u(n * a.qw));
+    tile.resize(u(a.group * keys));
+    for (i64 b = 0; b < n; ++b) {
+      // The decoded token's own K and V join the cache.
+      std::copy_n(s.k.data() + b * a.kvw, a.kvw, cache.k.data() + (b * ctx + last) * a.kvw);
+      std::copy_n(s.v.data() + b * a.kvw, a.kvw, cache.v.data() + (b * ctx + last) * a.kvw);
+      for (i64 kv = 0; kv < c.attention.num_kv_heads; ++kv) {
+        const i64 q_at = b * a.qw + kv * a.group * a.d, k_at = (b * ctx + lo) * a.kvw + kv * a.d;
+        detail::gemm(false, true, a.group, keys, a.d, s.q.data() + q_at, a.d, cache.k.data() + k_at, a.kvw, T(0),
+                     tile.data(), keys);
+        for (i64 r = 0; r < a.group; ++r) {
+          Arr<T> row = arr(tile.data() + r * keys, keys);
+          row *= a.scale;
+          row = (row - row.maxCoeff()).exp();
+          row /= row.sum();
+        }
+        detail::gemm(false, false, a.group, a.d, keys, tile.data(), keys, cache.v.data() + k_at, a.kvw, T(0),
+                     s.o.data() + q_at, a.d);
+        flops.forward_attention += 4.0 * static_cast<double>(a.group * keys * a.d);
+      }
+    }
+  }
+
+  // One new token for every sequence, each against its cache; its logits in probs, its final hidden rows in xf.
+  void decode() {
+    flops = {};
+    expert_tokens.clear();
+    const i64 rows = n;
+    n = plan.sequences;
+    to_logits(decode_ids, [&](Saved& s, std::size_t visit) { attention_decode(s, caches[visit]); });
+    n = rows;
   }
 
   void backward() {
@@ -572,22 +663,7 @@ struct StepModel<T>::Impl {
 
   void update() {
     ++adam_steps;
-    const double c1 = 1 - std::pow(kBeta1, static_cast<double>(adam_steps));
-    const double c2 = 1 - std::pow(kBeta2, static_cast<double>(adam_steps));
-    const T b1 = static_cast<T>(kBeta1), b2 = static_cast<T>(kBeta2);
-    const T step = static_cast<T>(kLr / c1), root = static_cast<T>(std::sqrt(c2)), eps = static_cast<T>(kAdamEps);
-    const T decay = static_cast<T>(1 - kLr * kWeightDecay);
-    // In blocks that stay in cache, so that the three updates make one pass over memory, as a fused AdamW does.
-    constexpr i64 kBlock = 4096;
-    const i64 size = static_cast<i64>(p.size());
-    for (i64 at = 0; at < size; at += kBlock) {
-      const i64 len = std::min(kBlock, size - at);
-      Arr<T> P = arr(p.data() + at, len), M = arr(m1.data() + at, len), V = arr(m2.data() + at, len);
-      const ConstArr<T> G = arr(static_cast<const T*>(g.data() + at), len);
-      M = b1 * M + (T(1) - b1) * G;
-      V = b2 * V + (T(1) - b2) * G.square();
-      P = P * decay - step * M / (V.sqrt() / root + eps);
-    }
+    adamw_update(p.data(), m1.data(), m2.data(), g.data(), static_cast<i64>(p.size()), adam_steps);
   }
 };
 
@@ -631,6 +707,19 @@ double StepModel<T>::time_attention(std::int64_t repetitions) {
   return detail::median(times);
 }
 
+template <class T>
+void StepModel<T>::prepare_decode() {
+  impl_->prepare_decode();
+}
+template <class T>
+void StepModel<T>::decode() {
+  const detail::SingleThreadedBlas one_thread;
+  impl_->decode();
+}
+template <class T>
+const std::vector<T>& StepModel<T>::final_hidden() const {
+  return impl_->xf;
+}
 template <class T>
 std::vector<T>& StepModel<T>::params() {
   return impl_->p;

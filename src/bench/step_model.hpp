@@ -49,6 +49,12 @@ struct StepFlops {
   double backward() const { return backward_gemm + backward_attention; }
 };
 
+// One AdamW step (torch.optim.AdamW's defaults, learning rate 1e-4; `step` counts from 1) over `size` parameters,
+// their moments and gradients, in cache-sized blocks: one pass over memory, 28 bytes a float32 parameter (p, g, m,
+// v read; p, m, v written). The step's update, and the calibration's elementwise rate.
+template <class T>
+void adamw_update(T* params, T* m, T* v, const T* grads, std::int64_t size, std::int64_t step);
+
 template <class T>
 class StepModel {
  public:
@@ -63,6 +69,13 @@ class StepModel {
   T forward();      // the loss; keeps what backward() needs
   void backward();  // the last forward's gradients into grads(), which it zeroes first
   void update();    // one AdamW step (torch.optim.AdamW's defaults, lr 1e-4)
+  // Decoding: prepare_decode() fills each sequence's KV cache, per visit, with the K and V of its first context - 1
+  // tokens from the last forward; decode() then runs one new token for every sequence (its last token) against
+  // that cache: the same logits as the forward's at those positions, of a step that reads every weight for a
+  // handful of rows. It may be repeated; a forward() after it starts over.
+  void prepare_decode();
+  void decode();
+  const std::vector<T>& final_hidden() const;  // the last forward's or decode's rows after the final norm
   // The attention core alone, forward and backward, on the first visit of the last forward (its Q, K and V, the
   // output's gradient set to the output): the median seconds of `repetitions` runs. bench --calibrate times the
   // backend's attention with it.

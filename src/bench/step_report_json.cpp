@@ -14,8 +14,7 @@ ordered_json seconds_json(const StepSeconds& s) {
   ordered_json j;
   j["forward_seconds_per_token"] = s.forward_seconds_per_token;
   j["training_seconds_per_token"] = s.training_seconds_per_token;
-  // A decode step is not measured yet: the key is there, empty, so both sides read alike.
-  j["decode_seconds_per_token"] = nullptr;
+  j["decode_seconds_per_token"] = s.decode_seconds_per_token;
   return j;
 }
 
@@ -39,6 +38,7 @@ ordered_json result_json(const StepResult& r) {
           : ordered_json();
   j["forward_seconds"] = r.forward_seconds;
   j["training_seconds"] = r.training_seconds;
+  j["decode_seconds"] = r.decode_seconds;
   j["flops"] = {{"analytic_training", r.analytic_training_flops},
                 {"accounted_forward", r.accounted_forward_flops},
                 {"accounted_training", r.accounted_training_flops}};

@@ -63,7 +63,7 @@ smelt_cli_test(time.calibration.backend EXIT 2 ARGS time ${SMELT_EX}/tiny-moe.js
 # pair's measured and predicted ratios with --vs; bad input exits 2 naming the flag or field and the rule.
 smelt_cli_test(bench.step.json EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --step --tokens 16 --context 8
                --hardware h100 --repetitions 1 --json
-               STDOUT "\"kind\": \"bench_step\",.*\"tokens\": 16,\n      \"context\": 8,\n      \"sequences\": 2,\n      \"layer_visits\": 6,\n      \"parameters\": 369728,\n      \"measured\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,\n        \"training_seconds_per_token\": [0-9.e-]+,\n        \"decode_seconds_per_token\": null\n      },\n      \"predicted\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,")
+               STDOUT "\"kind\": \"bench_step\",.*\"tokens\": 16,\n      \"context\": 8,\n      \"sequences\": 2,\n      \"layer_visits\": 6,\n      \"parameters\": 369728,\n      \"measured\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,\n        \"training_seconds_per_token\": [0-9.e-]+,\n        \"decode_seconds_per_token\": [0-9.e-]+\n      },\n      \"predicted\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,")
 smelt_cli_test(bench.step.vs EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --vs ${SMELT_EX}/tiny-moe.json --step
                --repetitions 1
                STDOUT "tiny-moe training step on cpu .*predicted: - \\(give --hardware.*tiny-moe vs tiny-moe: measured training-time ratio [0-9.]+, analytic FLOP ratio 1.0000\n")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "bench/blas.hpp"
 #include "bench/step_model.hpp"
 #include "smelt/bench_plan.hpp"
 #include "smelt/bench_step.hpp"
@@ -70,6 +71,26 @@ void require_gradients(const ModelConfig& c, std::int64_t tokens, bool balanced)
 
 }  // namespace
 
+TEST_CASE("bench step: one-row products go through gemv, in every layout, as the naive sum", "[bench][step]") {
+  // C (1 x 3) = op(A) (1 x 2) op(B) (2 x 3), A and B stored as the flags say; beta 1 adds C's 1, 1, 1. A = [1 2],
+  // B = [[1 2 3], [4 5 6]]: A B = [1 + 8, 2 + 10, 3 + 12] = [9 12 15].
+  const double a[] = {1, 2};               // 1 x 2, or 2 x 1 transposed: the same numbers either way
+  const double b[] = {1, 2, 3, 4, 5, 6};   // 2 x 3
+  const double bt[] = {1, 4, 2, 5, 3, 6};  // its transpose, 3 x 2
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      double c[] = {1, 1, 1};
+      detail::gemm(ta, tb, 1, 3, 2, a, tb ? bt : b, 1.0, c);
+      INFO("ta " << ta << ", tb " << tb);
+      CHECK((c[0] == 10 && c[1] == 13 && c[2] == 16));
+    }
+  // A strided column (lda 3: the A^T of a 2 x 3 block whose first column is 1, 2) through the explicit-stride form.
+  const double wide[] = {1, 0, 0, 2, 0, 0};
+  double c[] = {0, 0, 0};
+  detail::gemm(true, false, 1, 3, 2, wide, 3, b, 3, 0.0, c, 3);
+  CHECK((c[0] == 9 && c[1] == 12 && c[2] == 15));
+}
+
 TEST_CASE("bench step: gradients equal central differences of the loss", "[bench][step]") {
   // tiny_moe: a dense first layer, then MoE with a gated shared expert, layers 2-3 looped twice at 1/2.
   ModelConfig moe = test::tiny_moe();
@@ -125,6 +146,39 @@ TEST_CASE("bench step: FLOPs as executed, by hand", "[bench][step]") {
   CHECK(sliding.flops().forward_attention == 2162688.0);
 }
 
+TEST_CASE("bench step: decoding against the cache gives the forward's last positions", "[bench][step]") {
+  // tiny_moe (a loop, routed MoE, a shared expert) and the plain, sliding, chunked, tied variant: three sequences of
+  // 8; each decoded last token, against its sequence's cache of the first 7, ends in the same hidden state as the
+  // forward's at that position (float64, to 1e-12).
+  ModelConfig other = test::tiny_moe();
+  other.ffn.type = FfnType::plain;
+  other.moe.router_score = RouterScore::sigmoid;
+  other.attention.pattern = {LayerAttention::sliding, LayerAttention::chunked};
+  other.attention.window = 3;
+  other.attention.chunk = 4;
+  other.tie_embeddings = true;
+  for (const ModelConfig& c : {test::tiny_moe(), other}) {
+    const LayerPlan plan = make_layer_plan(c, {.tokens = 24});
+    StepModel<double> m(plan, 5, false);
+    (void)m.forward();
+    const std::vector<double> full = m.final_hidden();
+    m.prepare_decode();
+    m.decode();
+    const std::vector<double>& last = m.final_hidden();
+    REQUIRE(last.size() == 3 * 64u);
+    for (std::size_t b = 0; b < 3; ++b)
+      for (std::size_t j = 0; j < 64; ++j) CHECK(last[b * 64 + j] == Approx(full[(b * 8 + 7) * 64 + j]).margin(1e-12));
+  }
+  // tiny_dense(1), one sequence of 8: the decoded token's weight products are one row of the layer's, 73,728, and
+  // the head's 2 x 64 x 1000 = 128,000; its attention 4 d per head and key, 8 keys: 4 x 16 x 8 x 4 = 2,048.
+  StepModel<float> dense(make_layer_plan(test::tiny_dense(1), {}), 1, false);
+  (void)dense.forward();
+  dense.prepare_decode();
+  dense.decode();
+  CHECK(dense.flops().forward_gemm == 73728.0 + 128000.0);
+  CHECK(dense.flops().forward_attention == 2048.0);
+}
+
 TEST_CASE("bench step: one AdamW update by hand", "[bench][step]") {
   // First step from zero moments: m = 0.1 g, v = 0.001 g^2, bias-corrected to g and g^2, so
   // p1 = p0 (1 - 1e-4 x 1e-2) - 1e-4 g / (|g| + 1e-8).
@@ -158,6 +212,7 @@ TEST_CASE("bench step: the result, and what it refuses", "[bench][step]") {
   CHECK(r.first_loss == Approx(std::log(1000.0)).margin(0.5));
   CHECK(r.last_loss < r.first_loss);
   CHECK(r.measured.training_seconds_per_token > r.measured.forward_seconds_per_token);
+  CHECK(r.measured.decode_seconds_per_token > 0);
   CHECK(!r.predicted);
   const HardwareSpec h100 = hardware_spec("h100");
   CHECK(run_step(c, {.tokens = 8, .warmup = 0, .repetitions = 1}, &h100).predicted->training_seconds_per_token > 0);
