@@ -60,7 +60,8 @@ double step_gemm_seconds(i64 m, i64 n, i64 k, i64 repetitions) {
   std::vector<std::vector<float>> b(sz(copies), std::vector<float>(sz(k * n), 0.25f));
   std::vector<float> out(sz(m * n));
   double total = 0;
-  for (const auto& [ta, tb] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+  for (const auto& layout : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+    const bool ta = layout.first, tb = layout.second;  // named apart: clang 14 captures no structured binding
     std::size_t next = 0;
     total += time_of(
         [&] {
