@@ -14,8 +14,8 @@
 
 #include "bench/blas.hpp"
 #include "bench/cpu_name.hpp"
-#include "bench/step_model.hpp"
-#include "smelt/bench_plan.hpp"
+#include "bench/step_attention.hpp"
+#include "bench/step_pointwise.hpp"
 #include "util/median.hpp"
 
 namespace smelt {
@@ -73,24 +73,31 @@ double step_gemm_seconds(i64 m, i64 n, i64 k, i64 repetitions) {
   return total / 3;
 }
 
-// The step's own attention core (bench_detail::StepModel: tiles of 64 queries by BLAS, masked softmax), forward
-// and backward, on one causal sequence of `context` tokens and 8 heads of 64: its rate per counted FLOP (count()'s
-// exact causal pairs, 3 x the forward's for forward and backward) over the peak.
+// The step's own attention core (bench_detail::TiledAttention: tiles of 64 queries by BLAS, masked softmax),
+// forward and backward (the median of `repetitions` runs after one untimed), on one causal sequence of `context`
+// tokens and 8 heads of 64: its rate per counted FLOP (count()'s exact causal pairs, 4 d a pair and head, 3 x that
+// for forward and backward) over the peak.
 double attention_efficiency(i64 context, i64 repetitions, double peak) {
-  ModelConfig c;
-  c.name = "attention-calibration";
-  c.vocab_size = 8;
-  c.num_layers = 1;
-  c.hidden_size = 512;
-  c.context_length = context;
-  c.attention.num_heads = c.attention.num_kv_heads = 8;
-  c.attention.head_dim = 64;
-  c.ffn.dense_width = 64;
-  const LayerPlan plan = make_layer_plan(c, {.tokens = context});
-  bench_detail::StepModel<float> model(plan, 1, false);
-  (void)model.forward();
-  const double counted = 3 * (plan.analytic_flops - plan.analytic_gemm_flops);
-  return std::min(1.0, counted / model.time_attention(repetitions) / peak);
+  AttentionConfig a;
+  a.num_heads = a.num_kv_heads = 8;
+  a.head_dim = 64;
+  const auto size = static_cast<std::size_t>(context * a.num_heads * a.head_dim);
+  std::vector<float> q(size), k(size), v(size), o(size), dq(size), dk(size), dv(size);
+  std::vector<float> lse(static_cast<std::size_t>(context * a.num_heads));
+  for (std::size_t i = 0; i < size; ++i)  // spread values in [-1, 1): the softmax sees scores of either sign
+    q[i] = static_cast<float>((i * 7919) % 2000) / 1000.0f - 1.0f, k[i] = q[(i * 31) % size], v[i] = q[(i * 17) % size];
+  bench_detail::TiledAttention<float> attention(a, 1, context);
+  std::vector<double> times;
+  for (i64 r = 0; r <= repetitions; ++r) {
+    const Clock::time_point start = Clock::now();
+    attention.forward(LayerAttention::full, q.data(), k.data(), v.data(), o.data(), lse.data());
+    attention.backward(LayerAttention::full, q.data(), k.data(), v.data(), o.data(), lse.data(), o.data(), dq.data(),
+                       dk.data(), dv.data());
+    if (r > 0) times.push_back(seconds_since(start));
+  }
+  const double counted =
+      3.0 * 4.0 * static_cast<double>(a.num_heads * a.head_dim) * static_cast<double>(context * (context + 1) / 2);
+  return std::min(1.0, counted / detail::median(times) / peak);
 }
 
 // The backend's elementwise rate in the bytes the time model counts: the step's own AdamW update over 8 Mi

@@ -14,28 +14,10 @@
 #include <memory>
 #include <vector>
 
+#include "bench/step_parameters.hpp"
 #include "smelt/bench_plan.hpp"
 
 namespace smelt::bench_detail {
-
-// Where one tensor lies in the flat parameter store (and in the gradients and
-// the optimizer's moments, which share its offsets).
-struct Slice {
-  std::int64_t offset = 0;
-  std::int64_t size = 0;
-};
-struct FfnSlices {
-  Slice gate, up, down;  // gate empty for plain FFNs
-  std::int64_t width = 0;
-};
-struct LayerSlices {
-  Slice norm1, norm2;              // RMSNorm weights [H]
-  Slice wq, wk, wv, wo;            // as LayerWeights
-  Slice router, shared_gate;       // MoE layers
-  std::vector<FfnSlices> experts;  // routed, then
-  std::vector<FfnSlices> shared;   // shared experts
-  FfnSlices dense;                 // dense layers
-};
 
 // FLOPs of the last forward() and backward(), as executed: weight products
 // 2 m n k each (forward; the backward's input and weight gradients 2 x that),
@@ -48,12 +30,6 @@ struct StepFlops {
   double forward() const { return forward_gemm + forward_attention; }
   double backward() const { return backward_gemm + backward_attention; }
 };
-
-// One AdamW step (torch.optim.AdamW's defaults, learning rate 1e-4; `step` counts from 1) over `size` parameters,
-// their moments and gradients, in cache-sized blocks: one pass over memory, 28 bytes a float32 parameter (p, g, m,
-// v read; p, m, v written). The step's update, and the calibration's elementwise rate.
-template <class T>
-void adamw_update(T* params, T* m, T* v, const T* grads, std::int64_t size, std::int64_t step);
 
 template <class T>
 class StepModel {
@@ -76,10 +52,6 @@ class StepModel {
   void prepare_decode();
   void decode();
   const std::vector<T>& final_hidden() const;  // the last forward's or decode's rows after the final norm
-  // The attention core alone, forward and backward, on the first visit of the last forward (its Q, K and V, the
-  // output's gradient set to the output): the median seconds of `repetitions` runs. bench --calibrate times the
-  // backend's attention with it.
-  double time_attention(std::int64_t repetitions);
 
   std::vector<T>& params();
   const std::vector<T>& grads() const;
