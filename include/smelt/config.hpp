@@ -108,6 +108,7 @@ struct LoopConfig {
   double residual_scale = 1.0;  // scale on looped residual updates; 1/count by default
 
   bool active() const noexcept { return first > 0 && count > 1; }
+  bool contains(std::int64_t layer) const noexcept { return layer + 1 >= first && layer + 1 <= last; }  // 0-based
 
   friend bool operator==(const LoopConfig&, const LoopConfig&) = default;
 };
@@ -124,14 +125,21 @@ struct ModelConfig {
   AttentionConfig attention;
   FfnConfig ffn;
   MoeConfig moe;
-  LoopConfig loop;
+  // Looped spans in layer order, disjoint: one for the SMELT recipe, several
+  // for a block-repeat config; empty when nothing loops.
+  std::vector<LoopConfig> loops;
   std::int64_t mtp_modules = 0;  // multi-token-prediction modules (DeepSeek-V3)
 
   bool is_moe() const noexcept { return moe.num_experts > 0; }
   bool is_moe_layer(std::int64_t layer) const;            // 0-based
   LayerAttention attention_at(std::int64_t layer) const;  // 0-based
-  // How many times 0-based `layer` executes per token (loop.count inside the span).
+  // How many times 0-based `layer` executes per token (its span's count inside a span).
   std::int64_t visits(std::int64_t layer) const;
+  // The active span holding 0-based `layer`, or nullptr.
+  const LoopConfig* loop_of(std::int64_t layer) const;
+  // The scale on 0-based `layer`'s residual updates: its span's, 1 outside any.
+  double residual_scale_at(std::int64_t layer) const;
+  bool looped() const noexcept;  // some span runs more than once
 
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };

@@ -124,7 +124,7 @@ void LayerRunner::forward(const LayerPlan& plan, const float* x0, const bf16* x0
   for (const i64 index : plan.visits) {
     const DeviceLayer& layer = layers_.at(index);
     // Looped layers scale their residual updates (the SMELT recipe), other layers add them as they are.
-    const float scale = plan.config.visits(index) > 1 ? static_cast<float>(plan.config.loop.residual_scale) : 1.f;
+    const float scale = static_cast<float>(plan.config.residual_scale_at(index));
     if (!plan.moe_only) {
       attention(plan, layer, index, x_in, xb_in, scale, tally);
       x_in = x_.as<float>(), xb_in = xb_.as<bf16>();

@@ -403,6 +403,7 @@ class FrontierReport(Report):
 # Which typed view a child key gets: (parent class, key) -> class.
 _CHILDREN: dict[tuple[str, str], type[Node]] = {
     ("CountReport", "loop"): Loop,
+    ("CountReport", "loops"): Loop,
     ("CountReport", "params"): Params,
     ("CountReport", "flops_per_token"): Flops,
     ("CountReport", "kv_cache"): KvCache,
@@ -420,6 +421,7 @@ _CHILDREN: dict[tuple[str, str], type[Node]] = {
     ("Config", "ffn"): Ffn,
     ("Config", "moe"): Moe,
     ("Config", "loop"): Loop,
+    ("Config", "loops"): Loop,
     ("Moe", "layers"): MoeLayers,
     ("MatchResult", "baseline"): Baseline,
     ("MatchResult", "recipe"): Recipe,

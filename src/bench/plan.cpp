@@ -44,10 +44,12 @@ void check_options(const ModelConfig& c, const BenchOptions& o, i64 tokens, i64 
         "BenchOptions::tokens", fmt::format("{}", tokens),
         fmt::format("must be a multiple of {}", detail::mention("BenchOptions::context", fmt::format("{}", context))));
   // The float32 runs scale looped updates by it: it must be a float.
-  if (c.loop.residual_scale > std::numeric_limits<float>::max())
-    errors.add(
-        "loop.residual_scale", fmt::format("{}", c.loop.residual_scale),
-        fmt::format("the benchmark runs in float32, so it must be at most {}", std::numeric_limits<float>::max()));
+  for (std::size_t i = 0; i < c.loops.size(); ++i)
+    if (c.loops[i].residual_scale > std::numeric_limits<float>::max())
+      errors.add(
+          c.loops.size() == 1 ? std::string("loop.residual_scale") : fmt::format("loops[{}].residual_scale", i),
+          fmt::format("{}", c.loops[i].residual_scale),
+          fmt::format("the benchmark runs in float32, so it must be at most {}", std::numeric_limits<float>::max()));
   detail::check_integer(o, "warmup", errors);
   detail::check_integer(o, "repetitions", errors);
   // Every visit runs for real and is listed in the plan: bound them before listing.

@@ -79,8 +79,7 @@ class Runner {
       : plan_(plan), c_(plan.config), h_(c_.hidden_size), balanced_(balanced), replay_(replay) {}
 
   void visit(Mat<T>& x, const Layer<T>& w, i64 layer, ReferenceRun& run) {
-    const bool looped = c_.loop.active() && layer + 1 >= c_.loop.first && layer + 1 <= c_.loop.last;
-    const T s = static_cast<T>(looped ? c_.loop.residual_scale : 1.0);
+    const T s = static_cast<T>(c_.residual_scale_at(layer));
     if (!plan_.moe_only) x.noalias() += s * attention(x, w, c_.attention_at(layer));
     x.noalias() += s * (c_.is_moe_layer(layer) ? moe(x, w, run) : ffn(x, w.dense));
   }

@@ -87,9 +87,8 @@ struct StepModel<T>::Impl {
     saved.resize(plan.visits.size());
     for (std::size_t i = 0; i < saved.size(); ++i) {
       const i64 layer = plan.visits[i];
-      const bool looped = c.loop.active() && layer + 1 >= c.loop.first && layer + 1 <= c.loop.last;
       saved[i].layer = layer;
-      saved[i].scale = static_cast<T>(looped ? c.loop.residual_scale : 1.0);
+      saved[i].scale = static_cast<T>(c.residual_scale_at(layer));
     }
   }
 

@@ -22,9 +22,24 @@ LayerAttention ModelConfig::attention_at(std::int64_t layer) const {
   return p[static_cast<std::size_t>(layer % static_cast<std::int64_t>(p.size()))];
 }
 
+const LoopConfig* ModelConfig::loop_of(std::int64_t layer) const {
+  for (const LoopConfig& l : loops)
+    if (l.active() && l.contains(layer)) return &l;
+  return nullptr;
+}
+
 std::int64_t ModelConfig::visits(std::int64_t layer) const {
-  if (!loop.active()) return 1;
-  return (layer + 1 >= loop.first && layer + 1 <= loop.last) ? loop.count : 1;
+  const LoopConfig* l = loop_of(layer);
+  return l != nullptr ? l->count : 1;
+}
+
+double ModelConfig::residual_scale_at(std::int64_t layer) const {
+  const LoopConfig* l = loop_of(layer);
+  return l != nullptr ? l->residual_scale : 1.0;
+}
+
+bool ModelConfig::looped() const noexcept {
+  return std::any_of(loops.begin(), loops.end(), [](const LoopConfig& l) { return l.active(); });
 }
 
 void parse_span(std::string_view text, std::string_view field, LoopConfig& loop) {

@@ -100,18 +100,44 @@ void read_moe(detail::JsonObject m, ModelConfig& c) {
   m.reject_unknown_keys();
 }
 
-void read_loop(detail::JsonObject l, ModelConfig& c) {
+LoopConfig read_loop(detail::JsonObject l) {
+  LoopConfig loop;
   const std::string span = l.string("span");
   if (!span.empty()) {
     try {
-      parse_span(span, l.field("span"), c.loop);
+      parse_span(span, l.field("span"), loop);
     } catch (const config_error& e) {
       for (const auto& v : e.violations()) l.violation(v);
     }
   }
-  c.loop.count = l.integer("count", 2);
-  c.loop.residual_scale = l.number("residual_scale", c.loop.count > 0 ? 1.0 / static_cast<double>(c.loop.count) : 1.0);
+  loop.count = l.integer("count", 2);
+  loop.residual_scale = l.number("residual_scale", loop.count > 0 ? 1.0 / static_cast<double>(loop.count) : 1.0);
   l.reject_unknown_keys();
+  return loop;
+}
+
+// "loop": one span (the SMELT recipe), or "loops": a list of them, never both.
+void read_loops(detail::JsonObject& root, ModelConfig& c) {
+  if (auto l = root.object("loop", true)) c.loops.push_back(read_loop(*l));
+  const auto* list = root.raw("loops");
+  if (list == nullptr || list->is_null()) return;
+  if (!c.loops.empty()) {
+    root.violation("loops", detail::json_excerpt(*list),
+                   "give either \"loop\" (one span) or \"loops\" (several), not both");
+    return;
+  }
+  if (!list->is_array() || list->empty()) {
+    root.violation("loops", detail::json_excerpt(*list), "must be a non-empty list of {\"span\", \"count\", ...}");
+    return;
+  }
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string field = fmt::format("{}[{}]", root.field("loops"), i);
+    if (!(*list)[i].is_object()) {
+      root.violation(fmt::format("loops[{}]", i), detail::json_excerpt((*list)[i]), "must be an object");
+      continue;
+    }
+    c.loops.push_back(read_loop(detail::JsonObject((*list)[i], field, root.violations())));
+  }
 }
 
 // True when a problem reported on field `reported` explains one on `field`:
@@ -169,7 +195,7 @@ ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::str
     f->reject_unknown_keys();
   }
   if (auto m = root.object("moe", true)) read_moe(*m, c);
-  if (auto l = root.object("loop", true)) read_loop(*l, c);
+  read_loops(root, c);
   c.mtp_modules = root.integer("mtp_modules", 0);
   root.reject_unknown_keys();
   if (!violations.empty()) {
@@ -236,8 +262,14 @@ nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
       moe["layers"] = m.layers;
     j["moe"] = std::move(moe);
   }
-  if (c.loop.first > 0)
-    j["loop"] = {{"span", format_span(c.loop)}, {"count", c.loop.count}, {"residual_scale", c.loop.residual_scale}};
+  const auto span = [](const LoopConfig& l) {
+    return ordered_json{{"span", format_span(l)}, {"count", l.count}, {"residual_scale", l.residual_scale}};
+  };
+  if (c.loops.size() == 1 && c.loops.front().first > 0) j["loop"] = span(c.loops.front());
+  if (c.loops.size() > 1) {
+    j["loops"] = ordered_json::array();
+    for (const LoopConfig& l : c.loops) j["loops"].push_back(span(l));
+  }
   j["mtp_modules"] = c.mtp_modules;
   return j;
 }

@@ -99,15 +99,30 @@ void check_moe(const ModelConfig& c, Violations& v) {
   }
 }
 
-void check_loop(const ModelConfig& c, Violations& v) {
-  const auto& l = c.loop;
-  v.range("loop.count", l.count, 1, kMaxLoops);
+// One span; `name` is its field ("loop" for a config's single span, "loops[i]" for one of several).
+void check_span(const ModelConfig& c, const LoopConfig& l, const std::string& name, Violations& v) {
+  v.range(name + ".count", l.count, 1, kMaxLoops);
   if (!(std::isfinite(l.residual_scale) && l.residual_scale > 0))
-    v.add("loop.residual_scale", fmt::format("{}", l.residual_scale), "must be a positive finite number");
+    v.add(name + ".residual_scale", fmt::format("{}", l.residual_scale), "must be a positive finite number");
   if (l.first == 0 && l.last == 0 && l.count == 1) return;  // no loop
   if (l.first < 1 || l.last > c.num_layers || l.first > l.last)
-    v.add("loop.span", fmt::format("\"{}\"", format_span(l)),
+    v.add(name + ".span", fmt::format("\"{}\"", format_span(l)),
           fmt::format("must satisfy 1 <= first <= last <= num_layers = {}", c.num_layers));
+}
+
+void check_loop(const ModelConfig& c, Violations& v) {
+  const bool one = c.loops.size() == 1;
+  for (std::size_t i = 0; i < c.loops.size(); ++i)
+    check_span(c, c.loops[i], one ? std::string("loop") : fmt::format("loops[{}]", i), v);
+  // Spans run in the order listed: each must start after the one before ends.
+  for (std::size_t i = 1; i < c.loops.size(); ++i) {
+    const LoopConfig& a = c.loops[i - 1];
+    const LoopConfig& b = c.loops[i];
+    if (a.first > 0 && b.first > 0 && b.first <= a.last)
+      v.add(fmt::format("loops[{}].span", i), fmt::format("\"{}\"", format_span(b)),
+            fmt::format("must start after loops[{}].span \"{}\" ends: spans are disjoint and in layer order", i - 1,
+                        format_span(a)));
+  }
 }
 
 void check_dense_width(const ModelConfig& c, Violations& v) {

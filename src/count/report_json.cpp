@@ -108,10 +108,17 @@ ordered_json model_json(const CountedModel& m, Convention convention, const Coun
   j["context_length"] = r.context_length;
   j["layers_stored"] = m.config.num_layers;
   j["layers_executed"] = r.executed_layers;
-  if (m.config.loop.active())
-    j["loop"] = {{"span", format_span(m.config.loop)},
-                 {"count", m.config.loop.count},
-                 {"residual_scale", m.config.loop.residual_scale}};
+  std::vector<const LoopConfig*> spans;
+  for (const LoopConfig& l : m.config.loops)
+    if (l.active()) spans.push_back(&l);
+  const auto span = [](const LoopConfig& l) {
+    return ordered_json{{"span", format_span(l)}, {"count", l.count}, {"residual_scale", l.residual_scale}};
+  };
+  if (spans.size() == 1) j["loop"] = span(*spans.front());
+  if (spans.size() > 1) {
+    j["loops"] = ordered_json::array();
+    for (const LoopConfig* l : spans) j["loops"].push_back(span(*l));
+  }
   const auto& p = r.params;
   j["params"] = {{"total", p.total},     {"embedding", p.embedding},
                  {"lm_head", p.lm_head}, {"non_embedding", p.non_embedding},

@@ -19,16 +19,16 @@ std::vector<LayerVisit> LayerSchedule::visits() const {
 
 LayerSchedule schedule(const ModelConfig& c) {
   LayerSchedule s;
-  const std::int64_t n = c.num_layers;
-  if (!c.loop.active()) {
-    if (n > 0) s.blocks.push_back({0, n - 1, 1});
-    return s;
+  std::int64_t next = 0;                 // 0-based: the first layer not yet scheduled
+  for (const LoopConfig& l : c.loops) {  // disjoint and in layer order once validated
+    if (!l.active()) continue;
+    const std::int64_t first = l.first - 1;  // 0-based span
+    const std::int64_t last = l.last - 1;
+    if (first > next) s.blocks.push_back({next, first - 1, 1});
+    s.blocks.push_back({first, last, l.count});
+    next = last + 1;
   }
-  const std::int64_t first = c.loop.first - 1;  // 0-based span
-  const std::int64_t last = c.loop.last - 1;
-  if (first > 0) s.blocks.push_back({0, first - 1, 1});
-  s.blocks.push_back({first, last, c.loop.count});
-  if (last + 1 < n) s.blocks.push_back({last + 1, n - 1, 1});
+  if (next < c.num_layers) s.blocks.push_back({next, c.num_layers - 1, 1});
   return s;
 }
 

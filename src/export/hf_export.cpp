@@ -48,11 +48,15 @@ HfJson write(const ModelConfig& c, const HfFamily& f) {
   j["model_type"] = f.model_type;
   if (!c.name.empty()) j["_name_or_path"] = c.name;
   f.write(c, j);
-  if (c.loop.first > 0)
-    j["loop"] = {{"first_layer", c.loop.first},
-                 {"last_layer", c.loop.last},
-                 {"count", c.loop.count},
-                 {"residual_scale", c.loop.residual_scale}};
+  const auto span = [](const LoopConfig& l) {
+    return HfJson{
+        {"first_layer", l.first}, {"last_layer", l.last}, {"count", l.count}, {"residual_scale", l.residual_scale}};
+  };
+  if (c.loops.size() == 1 && c.loops.front().first > 0) j["loop"] = span(c.loops.front());
+  if (c.loops.size() > 1) {
+    j["loops"] = HfJson::array();
+    for (const LoopConfig& l : c.loops) j["loops"].push_back(span(l));
+  }
   return j;
 }
 

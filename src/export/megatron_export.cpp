@@ -207,12 +207,13 @@ MegatronArguments export_megatron(const ModelConfig& c) {
   detail::Violations bad;
   w.comment(fmt::format("Megatron-LM arguments for {} (the physical model: {} stored layers)",
                         detail::ascii_literal(c.name), c.num_layers));
-  if (c.loop.active()) {
+  for (const LoopConfig& l : c.loops) {
+    if (!l.active()) continue;
     w.comment(
         fmt::format("Megatron-LM has no shared-weight layer loop: these arguments train the {} layers once "
                     "each. Run layers {} ({}-based) {} times with the same weights, scaling their residual "
                     "updates by {}, in your own change to the model",
-                    c.num_layers, format_span(c.loop), 1, c.loop.count, c.loop.residual_scale));
+                    c.num_layers, format_span(l), 1, l.count, l.residual_scale));
   }
   w.comment(fmt::format("vocabulary: {} (from the tokenizer; Megatron-LM pads it to --make-vocab-size-divisible-by)",
                         c.vocab_size));

@@ -54,7 +54,7 @@ ordered_json candidate(const Candidate& c) {
   j["layers_executed"] = c.executed_layers;
   j["depth_to_width"] = c.depth_to_width;
   j["active_params"] = c.active_params;
-  j["residual_scale"] = c.config.loop.active() ? c.config.loop.residual_scale : 1.0;
+  j["residual_scale"] = c.config.looped() ? c.config.loops.front().residual_scale : 1.0;
   // Per-GPU bytes under the memory layout, or null with the reason.
   j["memory_bytes"] = c.memory ? count_budget(*c.memory) : ordered_json();
   j["memory_note"] = c.memory ? ordered_json() : ordered_json(c.memory_note);

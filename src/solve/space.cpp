@@ -10,6 +10,7 @@
 #include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/schedule.hpp"
 #include "smelt/violations.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
@@ -208,7 +209,7 @@ Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const Se
   const auto executed = [](i64 layers, const LoopConfig& l) {
     return layers + (l.active() ? (l.last - l.first + 1) * (l.count - 1) : 0);
   };
-  const bool deeper = executed(depth, plan.loop) >= executed(b.num_layers, b.loop);
+  const bool deeper = executed(depth, plan.loop) >= schedule(b).executed_layers();
   const Domain hidden = resolve_hidden(b, space, deeper, errors);
   const KnobRange experts = resolve_experts(b, space, errors);
   // The smallest and largest listed hidden sizes bound the attention widths.
@@ -263,7 +264,8 @@ std::int64_t Plan::space_size() const {
 ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, i64 width) {
   ModelConfig c = plan.baseline;
   c.num_layers = plan.depth;
-  c.loop = plan.loop;
+  c.loops.clear();  // the recipe's loop replaces the Baseline's spans
+  if (plan.loop.active()) c.loops.push_back(plan.loop);
   set_knobs(plan, hidden, experts, g, width, c);
   return c;
 }

@@ -54,7 +54,7 @@ SweepRow make_row(SweepKind kind, LoopRecipe recipe, const MatchResult& r) {
   row.recipe = std::move(recipe);
   row.config = best.config;
   row.knobs = best.knobs;
-  row.span = best.config.loop.active() ? format_span(best.config.loop) : "none";
+  row.span = best.config.looped() ? format_span(best.config.loops.front()) : "none";
   row.loops = row.recipe.loops;
   row.executed_layers = best.executed_layers;
   row.flops_mismatch_pct = worst(best, &BudgetsAt::flops);

@@ -20,7 +20,7 @@ ordered_json row_json(const SweepRow& r) {
   j["depth_multiplier"] = r.depth_multiplier;
   j["span"] = r.span;
   j["loops"] = r.loops;
-  j["residual_scale"] = r.config.loop.active() ? r.config.loop.residual_scale : 1.0;
+  j["residual_scale"] = r.config.looped() ? r.config.loops.front().residual_scale : 1.0;
   j["depth"] = r.config.num_layers;
   j["executed_layers"] = r.executed_layers;
   j["hidden_size"] = r.knobs.hidden;

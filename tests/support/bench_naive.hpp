@@ -25,8 +25,7 @@ class Naive {
                      input.begin() + static_cast<std::ptrdiff_t>((t + 1) * h));
     for (const std::int64_t layer : plan_.visits) {
       const LayerWeights w = make_layer_weights(plan_, layer, seed);  // redrawn per visit: same seed, same weights
-      const bool looped = c_.loop.active() && layer + 1 >= c_.loop.first && layer + 1 <= c_.loop.last;
-      const double s = looped ? c_.loop.residual_scale : 1.0;
+      const double s = c_.residual_scale_at(layer);
       if (!plan_.moe_only) {
         const std::vector<Row> a = attention(x, w, c_.attention_at(layer));
         for (std::size_t t = 0; t < x.size(); ++t)

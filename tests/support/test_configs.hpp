@@ -27,7 +27,7 @@ inline ModelConfig tiny_moe() {
   c.moe.num_shared_experts = 1;
   c.moe.shared_width = 32;
   c.moe.first_dense = 1;
-  c.loop = {2, 3, 2, 0.5};
+  c.loops = {{2, 3, 2, 0.5}};
   return c;
 }
 
@@ -126,7 +126,7 @@ inline ModelConfig bench_variety() {
   c.moe.num_shared_experts = 2;
   c.moe.shared_width = 96;
   c.moe.shared_gate = true;
-  c.loop = {2, 2, 2, 0.5};
+  c.loops = {{2, 2, 2, 0.5}};
   return c;
 }
 

@@ -118,15 +118,21 @@ class ReferenceModel(nn.Module):
 
     @staticmethod
     def _schedule(cfg: Mapping[str, Any]) -> list[tuple[int, float]]:
-        """(0-based layer, residual scale) per executed visit (docs/config.md, section 1.5)."""
-        n, loop = cfg["num_layers"], cfg.get("loop")
-        if not loop or loop.get("count", 1) <= 1:
-            return [(i, 1.0) for i in range(n)]
-        first, _, last = loop["span"].partition("-")
-        lo, hi = int(first) - 1, int(last or first) - 1
-        s = float(loop.get("residual_scale", 1.0 / loop["count"]))
-        span = [(i, s) for i in range(lo, hi + 1)]
-        return [(i, 1.0) for i in range(lo)] + span * loop["count"] + [(i, 1.0) for i in range(hi + 1, n)]
+        """(0-based layer, residual scale) per executed visit (docs/config.md, section 1.5): the layers in order,
+        each looped span (``loop``, or the disjoint ``loops`` in layer order) run ``count`` times over."""
+        n = cfg["num_layers"]
+        spans = [cfg["loop"]] if cfg.get("loop") else list(cfg.get("loops") or [])
+        out: list[tuple[int, float]] = []
+        nxt = 0
+        for loop in spans:
+            if loop.get("count", 1) <= 1:
+                continue
+            first, _, last = loop["span"].partition("-")
+            lo, hi = int(first) - 1, int(last or first) - 1
+            s = float(loop.get("residual_scale", 1.0 / loop["count"]))
+            out += [(i, 1.0) for i in range(nxt, lo)] + [(i, s) for i in range(lo, hi + 1)] * loop["count"]
+            nxt = hi + 1
+        return out + [(i, 1.0) for i in range(nxt, n)]
 
     def forward(self, tokens: torch.Tensor, cache: KVCache | list | None = None) -> torch.Tensor:
         """Logits for every position of the (B, t) tokens.

@@ -305,14 +305,14 @@ TEST_CASE("bench: the plan bounds its activations, runs and visits before alloca
   CHECK(message_of(c, {.warmup = 1001, .repetitions = 1001}) ==
         "BenchOptions::warmup = 1001: must be at most 1000\nBenchOptions::repetitions = 1001: must be at most 1000");
   ModelConfig deep = test::tiny_dense(65536);
-  deep.loop = {1, 65536, 1024, 1.0 / 1024};
+  deep.loops = {{1, 65536, 1024, 1.0 / 1024}};
   CHECK(message_of(deep, {}) ==
         "the config executes 67108864 layers per token: the benchmark runs at most 1048576 block visits");
 }
 
 TEST_CASE("bench: a residual scale beyond float32 is refused, not cast", "[bench]") {
   ModelConfig c = test::tiny_moe();
-  c.loop.residual_scale = 1e300;  // a valid config: positive and finite
+  c.loops.front().residual_scale = 1e300;  // a valid config: positive and finite
   CHECK(message_of(c, {}) ==
         "loop.residual_scale = 1e+300: the benchmark runs in float32, so it must be at most 3.4028235e+38");
 }

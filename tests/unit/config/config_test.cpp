@@ -29,7 +29,7 @@ TEST_CASE("every violation is listed at once with field, value and rule", "[conf
   c.hidden_size = 0;
   c.attention.num_kv_heads = 3;
   c.moe.top_k = 9;
-  c.loop = {3, 5, 2, 0.5};
+  c.loops = {{3, 5, 2, 0.5}};
   CHECK(violations_of(c) == std::vector<std::string>{
                                 "hidden_size = 0: must be positive",
                                 "attention.num_kv_heads = 3: must divide attention.num_heads = 4",
@@ -65,7 +65,7 @@ TEST_CASE("sliding and chunked layers need their span", "[config]") {
 
 TEST_CASE("loop counts and residual scales are checked", "[config]") {
   ModelConfig c = test::tiny_dense(4);
-  c.loop = {2, 3, 0, -1.0};
+  c.loops = {{2, 3, 0, -1.0}};
   CHECK(violations_of(c) == std::vector<std::string>{"loop.count = 0: must be positive",
                                                      "loop.residual_scale = -1: must be a positive finite number"});
 }
@@ -116,7 +116,22 @@ TEST_CASE("MLA refuses switches it would otherwise ignore", "[config]") {
 
 TEST_CASE("a loop count without a span is refused", "[config]") {
   ModelConfig c = test::tiny_dense(4);
-  c.loop.count = 2;
+  c.loops = {{0, 0, 2, 1.0}};
   CHECK(violations_of(c) ==
         std::vector<std::string>{"loop.span = \"0-0\": must satisfy 1 <= first <= last <= num_layers = 4"});
+}
+
+TEST_CASE("several spans: each checked, and overlapping or unordered spans refused, all at once", "[config]") {
+  ModelConfig c = test::tiny_dense(6);
+  c.loops = {{2, 4, 2, 0.5}, {4, 5, 0, 1.0}, {1, 1, 2, 0.5}, {6, 9, 2, 0.5}};
+  CHECK(
+      violations_of(c) ==
+      std::vector<std::string>{
+          "loops[1].count = 0: must be positive",
+          "loops[3].span = \"6-9\": must satisfy 1 <= first <= last <= num_layers = 6",
+          "loops[1].span = \"4-5\": must start after loops[0].span \"2-4\" ends: spans are disjoint and in layer order",
+          "loops[2].span = \"1-1\": must start after loops[1].span \"4-5\" ends: spans are disjoint and in layer "
+          "order"});
+  c.loops = {{1, 2, 2, 0.5}, {3, 6, 2, 0.5}};  // adjacent spans are two loops, not one
+  CHECK(violations_of(c).empty());
 }

@@ -45,10 +45,10 @@ TEST_CASE("an explicit MoE layer list and a one-third residual scale survive the
   ModelConfig c = test::tiny_moe();
   c.moe.layers = {2, 4};
   c.moe.first_dense = 0;  // the list replaces the rule, which is not written
-  c.loop = {1, 4, 3, 1.0 / 3.0};
+  c.loops = {{1, 4, 3, 1.0 / 3.0}};
   const ModelConfig back = parse_native_config(to_json(c));
   CHECK(back.moe.layers == std::vector<std::int64_t>{2, 4});
-  CHECK(back.loop.residual_scale == 1.0 / 3.0);
+  CHECK(back.loops.front().residual_scale == 1.0 / 3.0);
   CHECK(back == c);
 }
 
@@ -60,8 +60,8 @@ TEST_CASE("omitted fields take their documented defaults", "[native_json]") {
   CHECK(c.kv_cache_bytes == 2);
   CHECK(c.ffn.type == FfnType::gated);
   CHECK(c.attention.pattern == std::vector<LayerAttention>{LayerAttention::full});
-  CHECK(c.loop.count == 2);
-  CHECK(c.loop.residual_scale == 0.5);
+  CHECK(c.loops.front().count == 2);
+  CHECK(c.loops.front().residual_scale == 0.5);
 }
 
 TEST_CASE("malformed JSON names the line and column", "[native_json]") {
@@ -113,4 +113,27 @@ TEST_CASE("a missing object is reported once, not again through its fields", "[n
   CHECK(errors_of(R"({"schema_version": 1, "vocab_size": 10, "num_layers": 4, "hidden_size": 8,
     "ffn": {"dense_width": 16}, "loop": {"count": 2}})") ==
         std::vector<std::string>{"attention: missing (required)", "loop.span: missing (required)"});
+}
+
+TEST_CASE("several spans are written as \"loops\" and read back, one span stays \"loop\"", "[native_json]") {
+  ModelConfig c = test::tiny_dense(6);
+  c.loops = {{1, 2, 2, 0.5}, {4, 6, 3, 1.0 / 3.0}};
+  const std::string text = to_json(c);
+  CHECK(text.find("\"loops\": [") != std::string::npos);
+  CHECK(text.find("\"loop\":") == std::string::npos);
+  CHECK(parse_native_config(text) == c);
+  c.loops = {{4, 6, 3, 1.0 / 3.0}};
+  CHECK(to_json(c).find("\"loop\": {") != std::string::npos);
+}
+
+TEST_CASE("a config with both loop and loops, or a malformed loops list, is refused", "[native_json]") {
+  const std::string head = R"({"schema_version": 1, "vocab_size": 10, "num_layers": 4, "hidden_size": 8,
+    "attention": {"num_heads": 2, "num_kv_heads": 1, "head_dim": 4}, "ffn": {"dense_width": 16}, )";
+  CHECK(errors_of(head + R"("loop": {"span": "2-3"}, "loops": [{"span": "4"}]})") ==
+        std::vector<std::string>{
+            "loops = [{\"span\":\"4\"}]: give either \"loop\" (one span) or \"loops\" (several), not both"});
+  CHECK(errors_of(head + R"("loops": [{"span": "1-2", "count": 2}, 7]})") ==
+        std::vector<std::string>{"loops[1] = 7: must be an object"});
+  CHECK(errors_of(head + R"("loops": []})") ==
+        std::vector<std::string>{"loops = []: must be a non-empty list of {\"span\", \"count\", ...}"});
 }

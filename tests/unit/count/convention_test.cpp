@@ -309,9 +309,7 @@ TEST_CASE("Megatron's num_layers for a looped model is the executed depth", "[co
   c.moe.expert_width = 256;
   c.moe.every = 2;
   c.moe.phase = 1;
-  c.loop.first = 4;
-  c.loop.last = 8;
-  c.loop.count = 2;
+  c.loops = {{4, 8, 2, 1.0}};
   c.mtp_modules = 1;
   MegatronArgs a = gqa_args(17, 512, 8, 2, 64, 32000, 4096);
   a.ffn_hidden_size = 1536;

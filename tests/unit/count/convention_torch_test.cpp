@@ -110,7 +110,7 @@ TEST_CASE("torchtitan by hand: a tiny dense model, tied and looped", "[conventio
   // attention term over the 6 executed layers: 6 * 6 * 4 * 32 * 8 = 36,864.
   c = tiny();
   c.num_layers = 4;
-  c.loop = {2, 3, 2, 0.5};
+  c.loops = {{2, 3, 2, 0.5}};
   t = smelt::torchtitan_flops(c);
   REQUIRE(t.params == 154'432);
   REQUIRE(t.attention == 36'864.0);
@@ -158,7 +158,7 @@ TEST_CASE("flop-counter by hand: full T x T attention on every layer, nothing el
   // Looped: layers 2-3 of 4 twice, six visits of 75,776: 454,656 + 12,800.
   c = tiny();
   c.num_layers = 4;
-  c.loop = {2, 3, 2, 0.5};
+  c.loops = {{2, 3, 2, 0.5}};
   REQUIRE(smelt::flop_counter_flops(c).forward_per_token() == 467'456.0);
 }
 

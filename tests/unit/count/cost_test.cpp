@@ -123,12 +123,12 @@ TEST_CASE("counts are linear in the number of layers", "[cost][law]") {
 
 TEST_CASE("looping a span r times multiplies its FLOPs and KV cache by r and its parameters by 1", "[cost][law]") {
   ModelConfig c = test::tiny_moe();
-  c.loop = {};
+  c.loops = {};
   const CostReport flat = count(c);
   const double span_flops = flat.layers[1].flops_per_visit.forward() + flat.layers[2].flops_per_visit.forward();
   const double span_kv = flat.layers[1].kv_bytes_per_visit + flat.layers[2].kv_bytes_per_visit;
   for (std::int64_t r : {2, 3, 4}) {
-    c.loop = {2, 3, r, 1.0 / static_cast<double>(r)};
+    c.loops = {{2, 3, r, 1.0 / static_cast<double>(r)}};
     const CostReport looped = count(c);
     CHECK(looped.params.total == flat.params.total);
     CHECK(looped.params.active == flat.params.active);
@@ -202,7 +202,7 @@ TEST_CASE("the exact integer FLOPs agree with the reported per-token terms", "[c
 
 TEST_CASE("a deep loop counts each layer once times its visits", "[cost]") {
   ModelConfig c = test::tiny_dense(65536);
-  c.loop = {1, 65536, 1024, 1.0 / 1024};
+  c.loops = {{1, 65536, 1024, 1.0 / 1024}};
   const CostReport r = count(c);  // once 67M listed visits (1.2 GB); now 65536 layers
   CHECK(r.executed_layers == 67'108'864);
   // Per visit: QKV 16384 + O 8192 + scores 576 + values 576 + FFN 2*3*64*128 = 49152 -> 74880;
@@ -211,4 +211,24 @@ TEST_CASE("a deep loop counts each layer once times its visits", "[cost]") {
   CHECK(r.flops.terms.attention_scores == 576.0 * 67'108'864);
   // 2 x 2 KV heads x 16 x 2 bytes = 128 bytes per visit: 2^33 bytes per token.
   CHECK(r.kv.bytes_per_token == 8'589'934'592.0);
+}
+
+TEST_CASE("two spans with their own counts: FLOPs and KV per visit, parameters once (by hand)", "[cost]") {
+  ModelConfig c = test::tiny_dense(6);  // H = 64, 4 heads / 2 KV heads of 16, FFN 128, vocab 1000, context 8
+  c.loops = {{1, 2, 2, 0.5}, {4, 6, 3, 1.0 / 3}};
+  const CostReport r = count(c);
+  // executed: 6 + 2 x (2 - 1) + 3 x (3 - 1) = 14 visits
+  CHECK(r.executed_layers == 14);
+  // one visit per token: QKV 2 x 64 x (64 + 2 x 32) = 16,384; out 2 x 64 x 64 = 8,192;
+  // FFN 2 x 3 x 64 x 128 = 49,152; scores and values 2 x 64 x 4.5 each (4.5 = 36 / 8 keys) = 1,152
+  CHECK(r.layers[0].flops_per_visit.forward() == 74'880.0);
+  CHECK(r.flops.forward == 14 * 74'880.0 + 2 * 64 * 1000);  // 1,048,320 + the LM head's 128,000
+  // KV: 2 x 2 x 16 = 64 elements a visit, 2 bytes each: 128 bytes x 14 visits x 8 tokens
+  CHECK(r.kv.bytes_at_context == 14'336);
+  CHECK(r.kv.bytes_per_token == 1'792.0);
+  // parameters: 6 x (12,288 attention + 128 norms + 24,576 FFN) + 64 final norm + 2 x 64,000
+  CHECK(r.params.total == 350'016);
+  CHECK(r.layers[1].visits == 2);
+  CHECK(r.layers[2].visits == 1);
+  CHECK(r.layers[5].visits == 3);
 }

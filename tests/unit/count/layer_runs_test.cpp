@@ -73,7 +73,7 @@ TEST_CASE("an alternating pattern gives runs of every second layer, cut by the d
   c.num_layers = 16;
   c.attention.pattern = {LayerAttention::sliding, LayerAttention::full};
   c.attention.window = 4;
-  c.loop = {5, 12, 2, 0.5};
+  c.loops = {{5, 12, 2, 0.5}};
   CHECK(shape(runs_of(c)) == std::vector<std::string>{
                                  "1-1/1 dense sliding x1",
                                  "2-4/2 moe full x1",
@@ -105,7 +105,7 @@ TEST_CASE("MoE every second layer with a phase, a pattern of three and a loop", 
   c.moe.first_dense = 2;
   c.moe.every = 2;
   c.moe.phase = 1;
-  c.loop = {4, 9, 2, 0.5};
+  c.loops = {{4, 9, 2, 0.5}};
   CHECK(shape(runs_of(c)) == std::vector<std::string>{
                                  "1-2/1 dense sliding x1",
                                  "3-3/1 dense full x1",

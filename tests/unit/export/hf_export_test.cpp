@@ -50,7 +50,7 @@ void require_round_trip(const ModelConfig& c, const std::string& family) {
   const std::string exported = smelt::export_hf(c, family);
   const ModelConfig back = smelt::parse_hf_config(exported);
   CHECK(count_json(back) == count_json(c));
-  CHECK(back.loop == c.loop);
+  CHECK(back.loops == c.loops);
 }
 
 }  // namespace
@@ -159,11 +159,11 @@ TEST_CASE("The Hugging Face import reads a loop block and names its errors", "[e
     return j.dump();
   };
   const ModelConfig c = smelt::parse_hf_config(with_loop({{"first_layer", 9}, {"last_layer", 24}, {"count", 3}}));
-  CHECK(c.loop.first == 9);
-  CHECK(c.loop.last == 24);
-  CHECK(c.loop.count == 3);
-  CHECK(c.loop.residual_scale == 1.0 / 3.0);  // native JSON's default, 1 / count
-  CHECK(smelt::parse_hf_config(with_loop(nullptr)).loop == smelt::LoopConfig{});
+  CHECK(c.loops.front().first == 9);
+  CHECK(c.loops.front().last == 24);
+  CHECK(c.loops.front().count == 3);
+  CHECK(c.loops.front().residual_scale == 1.0 / 3.0);  // native JSON's default, 1 / count
+  CHECK(smelt::parse_hf_config(with_loop(nullptr)).loops.empty());
   CHECK(hf_error(with_loop(4)) == "loop = 4: must be an object");
   CHECK(hf_error(with_loop({{"first", 9}, {"last_layer", 24}, {"count", 2}})) ==
         "loop.first_layer: missing (required)\nloop.first: unknown key");

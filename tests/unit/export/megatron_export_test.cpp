@@ -157,7 +157,7 @@ TEST_CASE("A looped config exports its stored layers and the comment that says h
 TEST_CASE("Megatron export writes per-layer patterns as lists and sliding windows with their skip frequency",
           "[export]") {
   ModelConfig c = example("examples/tiny-moe.json");  // 4 layers, the first dense
-  c.loop = {};
+  c.loops = {};
   c.attention.pattern = {smelt::LayerAttention::sliding, smelt::LayerAttention::full};
   c.attention.window = 4;
   const auto out = smelt::export_megatron(c);

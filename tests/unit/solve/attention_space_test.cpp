@@ -97,7 +97,7 @@ TEST_CASE("the default width range and head_dim cap widen to hold the Baseline's
   // A Baseline of 4 x 128 queries at H 64 (ratio 8) and head_dim 512 > 256.
   ModelConfig b = test::tiny_moe();
   b.attention.head_dim = 512;
-  b.loop = {};
+  b.loops = {};
   const detail::WidthRule rule = detail::width_rule(b, {});
   CHECK(rule.lo.num * 2 == rule.lo.den);  // 0.5
   CHECK(rule.hi.num == 4 * 512);          // 2048 / 64 = 32

@@ -13,8 +13,8 @@ using namespace smelt;
 namespace {
 
 void require_same(const ModelConfig& c, const std::vector<std::int64_t>& contexts) {
-  INFO(c.name << ", " << contexts.size() << " contexts, loop " << c.loop.first << "-" << c.loop.last << " x"
-              << c.loop.count);
+  const LoopConfig loop = c.loops.empty() ? LoopConfig{} : c.loops.front();
+  INFO(c.name << ", " << contexts.size() << " contexts, loop " << loop.first << "-" << loop.last << " x" << loop.count);
   const detail::ExactBudgets fast = detail::exact_budgets(c, contexts);
   const detail::ExactBudgets ref = detail::exact_budgets_reference(c, contexts);
   REQUIRE(fast.params_non_embedding == ref.params_non_embedding);
@@ -27,12 +27,12 @@ const std::vector<std::vector<std::int64_t>> kContexts = {{1}, {7}, {8, 4096}, {
 
 void require_same_looped(ModelConfig c) {
   for (const auto& contexts : kContexts) {
-    c.loop = {};
+    c.loops = {};
     require_same(c, contexts);
     for (const LoopConfig loop :
          {LoopConfig{1, 1, 3, 1.0}, LoopConfig{2, c.num_layers, 2, 1.0}, LoopConfig{1, c.num_layers, 4, 1.0}}) {
       if (loop.last > c.num_layers || loop.first > loop.last) continue;
-      c.loop = loop;
+      c.loops = {loop};
       require_same(c, contexts);
     }
   }

@@ -72,8 +72,8 @@ TEST_CASE("sweep: the default grid of a 12-layer Baseline: 1 + 4 spans x 3 loop 
       CHECK(r.loops == n);
       CHECK(r.config.num_layers == 12);
       CHECK(r.executed_layers == 12 + looped[s] * (n - 1));
-      CHECK(r.config.loop.count == n);
-      CHECK(r.config.loop.residual_scale == Approx(1.0 / static_cast<double>(n)));
+      CHECK(r.config.loops.front().count == n);
+      CHECK(r.config.loops.front().residual_scale == Approx(1.0 / static_cast<double>(n)));
     }
 
   // Depth rows: 0.5, 0.75, 1.25 and 1.5 x 12 layers, unlooped.
@@ -87,7 +87,7 @@ TEST_CASE("sweep: the default grid of a 12-layer Baseline: 1 + 4 spans x 3 loop 
     CHECK(r.loops == 1);
     CHECK(r.config.num_layers == depths[i]);
     CHECK(r.executed_layers == depths[i]);
-    CHECK(!r.config.loop.active());
+    CHECK(!r.config.looped());
     CHECK(r.recipe.depth == depths[i]);
   }
   // Shallower Baselines widen (the default H domain is [H, 2H]), deeper ones narrow.
