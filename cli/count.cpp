@@ -88,6 +88,9 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
     term("flop-counter experts (top-k)", [](const FlopTerms& t) { return t.experts; });
     term("flop-counter shared experts", [](const FlopTerms& t) { return t.shared_experts; });
     term("flop-counter dense FFN", [](const FlopTerms& t) { return t.dense_ffn; });
+    if (std::any_of(models.begin(), models.end(),
+                    [&](const CountedModel& m) { return fc(m).per_token.loop_extras > 0; }))
+      term("flop-counter loop extras", [](const FlopTerms& t) { return t.loop_extras; });
     term("flop-counter LM head", [](const FlopTerms& t) { return t.lm_head; });
     rows.push_back(
         {"flop-counter forward FLOPs/token", column([&](auto& m) { return fc(m).forward_per_token(); }), Unit::flops});
@@ -108,6 +111,8 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
                          [&](const CountedModel& m) { return m.cost.flops.terms.*field > 0; });
     };
     if (any(&FlopTerms::elementwise)) terms("elementwise", [](const FlopTerms& t) { return t.elementwise; });
+    if (any(&FlopTerms::loop_extras))
+      terms("loop extras (exit gates)", [](const FlopTerms& t) { return t.loop_extras; });
     terms("LM head", [](const FlopTerms& t) { return t.lm_head; });
     if (any(&FlopTerms::mtp)) terms("MTP modules (training)", [](const FlopTerms& t) { return t.mtp; });
     rows.push_back(

@@ -1,4 +1,4 @@
-// smelt-match export CONFIG --to hf|megatron [--family F] [--out FILE]: the
+// smelt-match export CONFIG --to hf|megatron|executorch [--family F] [--out FILE]: the
 // config as a training framework reads it (docs/export.md).
 #include <iostream>
 #include <memory>
@@ -40,18 +40,22 @@ std::pair<ModelConfig, std::string> read_with_family(const std::string& path) {
 }
 
 int run_export(const ExportArgs& args) {
-  if (args.to == "megatron" && !args.family.empty())
+  if (args.to != "hf" && !args.family.empty())
     throw config_error(Violation("export_hf::family", fmt::format("\"{}\"", args.family),
                                  "applies to a Hugging Face export only (--to hf)"));
   const auto [config, source_family] = read_with_family(args.config);
   const std::string text = args.to == "hf" ? export_hf(config, args.family.empty() ? source_family : args.family)
-                                           : export_megatron(config).text();
+                           : args.to == "executorch" ? export_executorch(config)
+                                                     : export_megatron(config).text();
   if (args.out.empty()) {
     std::cout << text;
   } else {
     write_text_file(args.out, text);
     std::cerr << fmt::format("smelt-match: wrote '{}' as {} to {}\n", config.name,
-                             args.to == "hf" ? "a Hugging Face config.json" : "Megatron-LM arguments", args.out);
+                             args.to == "hf"           ? "a Hugging Face config.json"
+                             : args.to == "executorch" ? "an ExecuTorch params.json"
+                                                       : "Megatron-LM arguments",
+                             args.out);
   }
   return kOk;
 }
@@ -64,9 +68,11 @@ Run add_export(CLI::App& app) {
                                  "Write a config as a training framework reads it: a Hugging Face "
                                  "config.json (with a loop block) or Megatron-LM arguments");
   sub->add_option("CONFIG", args->config, "Model config: smelt native JSON or Hugging Face config.json")->required();
-  sub->add_option("--to", args->to, "Target: hf (config.json) or megatron (pretrain_gpt.py arguments)")
+  sub->add_option("--to", args->to,
+                  "Target: hf (config.json), megatron (pretrain_gpt.py arguments) or executorch (Llama "
+                  "params.json with block_repeat_config)")
       ->required()
-      ->check(CLI::IsMember({"hf", "megatron"}));
+      ->check(CLI::IsMember({"hf", "megatron", "executorch"}));
   sub->add_option("--family", args->family,
                   "Hugging Face model_type to write (--to hf); default: the config's own for a config.json, "
                   "else the first family that expresses it (docs/export.md)");

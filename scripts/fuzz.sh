@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${SMELT_FUZZ_RUNS:-20000}
 harnesses=("$@")
-[ ${#harnesses[@]} -eq 0 ] && harnesses=(native_config hf_config runs laws solver_options hardware)
+[ ${#harnesses[@]} -eq 0 ] && harnesses=(native_config hf_config executorch_params runs laws solver_options hardware)
 cxx=${SMELT_FUZZ_CXX:-clang++}
 
 if ! command -v "$cxx" >/dev/null; then

@@ -26,6 +26,11 @@ enum class LayerAttention { full, sliding, chunked };
 enum class FfnType { gated, plain };
 enum class NormType { rmsnorm, layernorm };
 enum class RouterScore { softmax, sigmoid };
+// Where a layer's norms sit. pre: one before each sublayer, x + f(norm(x))
+// (Llama). sandwich: also one on each sublayer's output, x + norm2(f(norm1(x)))
+// (Ouro, Gemma 2). sandwich_residual: also one on the residual sum,
+// norm2(x + f(norm1(x))) (Huginn's SandwichBlock). Four norms a layer but pre's two.
+enum class NormPlacement { pre, sandwich, sandwich_residual };
 
 std::string_view to_string(AttentionType v);
 std::string_view to_string(QkNorm v);
@@ -33,6 +38,7 @@ std::string_view to_string(LayerAttention v);
 std::string_view to_string(FfnType v);
 std::string_view to_string(NormType v);
 std::string_view to_string(RouterScore v);
+std::string_view to_string(NormPlacement v);
 // parse_* throw config_error naming `field` when the word is not known.
 AttentionType parse_attention_type(std::string_view s, std::string_view field);
 QkNorm parse_qk_norm(std::string_view s, std::string_view field);
@@ -40,6 +46,7 @@ LayerAttention parse_layer_attention(std::string_view s, std::string_view field)
 FfnType parse_ffn_type(std::string_view s, std::string_view field);
 NormType parse_norm_type(std::string_view s, std::string_view field);
 RouterScore parse_router_score(std::string_view s, std::string_view field);
+NormPlacement parse_norm_placement(std::string_view s, std::string_view field);
 
 // Multi-head Latent Attention sizes (DeepSeek-V2/V3 names).
 struct MlaConfig {
@@ -58,6 +65,7 @@ struct AttentionConfig {
   std::int64_t num_kv_heads = 0;  // gqa only
   std::int64_t head_dim = 0;      // gqa only; never derived from hidden/heads
   bool qkv_bias = false;
+  bool qk_bias = false;  // biases on q and k only (Huginn's qk_bias); not with qkv_bias
   bool out_bias = false;
   QkNorm qk_norm = QkNorm::none;
   bool sinks = false;  // one learned sink logit per query head (gpt-oss)
@@ -100,12 +108,52 @@ struct MoeConfig {
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };
 
+// What enters a span before each pass besides the state: nothing, or
+// (linear) Huginn's adapter, Linear(2H -> H) of the state and the span's input
+// of the first pass (the prelude's output) side by side, stored once.
+enum class Injection { none, linear };
+std::string_view to_string(Injection v);
+Injection parse_injection(std::string_view s, std::string_view field);
+
+// What a looped layer caches across its visits: one slot per visit (Ouro,
+// SMELT); the first visit's only, which later visits read (recursive KV
+// sharing); or on each pass only the tokens still active at that depth, a
+// fraction kv_keep[p] of them (Mixture-of-Recursions' recursion-wise caching).
+enum class KvPolicy { per_visit, shared, active };
+std::string_view to_string(KvPolicy v);
+KvPolicy parse_kv_policy(std::string_view s, std::string_view field);
+
+// A projection a per-visit LoRA adapts: attention's q, k, v, o; a dense FFN's gate, up, down.
+enum class LoraTarget { q, k, v, o, gate, up, down };
+std::string_view to_string(LoraTarget v);
+LoraTarget parse_lora_target(std::string_view s, std::string_view field);
+
 // A span of layers executed `count` times with the same weights.
 struct LoopConfig {
   std::int64_t first = 0;  // 1-based, inclusive; 0 when there is no loop
   std::int64_t last = 0;   // 1-based, inclusive
   std::int64_t count = 1;
   double residual_scale = 1.0;  // scale on looped residual updates; 1/count by default
+  // Per-pass extras of a span that ends at the last layer (Ouro's whole-stack
+  // loop): the model's final norm after every pass, its output fed to the
+  // next pass; and an early-exit gate H -> 1 with a bias, stored once, run on
+  // every pass's normed output.
+  bool norm_each_pass = false;
+  bool exit_gate = false;
+  Injection injection = Injection::none;
+  bool injection_bias = false;  // the adapter's bias
+  // The model's final norm once after the last pass, fed on (Huginn's ln_f, "used twice").
+  bool norm_after = false;
+  // Passes the training backward runs through (truncated backprop, Huginn's
+  // mean_backprop_depth): the last ones; 0 means all.
+  std::int64_t backprop_passes = 0;
+  // Relaxed recursive transformers (per-visit LoRA): every pass of every layer
+  // of the span adds its own B A (A: in -> rank, B: rank -> out) to each target
+  // projection; rank 0: none.
+  std::int64_t lora_rank = 0;
+  std::vector<LoraTarget> lora_targets{};
+  KvPolicy kv_policy = KvPolicy::per_visit;
+  std::vector<double> kv_keep{};  // active: the fraction of tokens each pass caches, count entries in (0, 1]
 
   bool active() const noexcept { return first > 0 && count > 1; }
   bool contains(std::int64_t layer) const noexcept { return layer + 1 >= first && layer + 1 <= last; }  // 0-based
@@ -120,6 +168,7 @@ struct ModelConfig {
   std::int64_t num_layers = 0;
   std::int64_t hidden_size = 0;
   NormType norm = NormType::rmsnorm;
+  NormPlacement norm_placement = NormPlacement::pre;
   std::int64_t context_length = 4096;  // tokens, for attention FLOPs and KV cache
   std::int64_t kv_cache_bytes = 2;     // bytes per cached element
   AttentionConfig attention;
@@ -143,6 +192,15 @@ struct ModelConfig {
 
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
+
+// The (input, output) widths of the projection a LoRA target adapts in a
+// standard-attention layer with a dense FFN: q H -> heads x d, k and v H ->
+// kv heads x d, o heads x d -> H, gate and up H -> dense_width, down back.
+struct ProjectionShape {
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+};
+ProjectionShape projection_shape(const ModelConfig& config, LoraTarget target);
 
 // Parses a 1-based inclusive span "4-9" (or "5" for one layer) into `loop`'s
 // first/last. Throws config_error naming `field`.

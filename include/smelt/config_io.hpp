@@ -12,9 +12,10 @@
 
 namespace smelt {
 
-enum class ConfigFormat { native, huggingface };
+enum class ConfigFormat { native, huggingface, executorch };
 
-// Native JSON: a top-level "schema_version"; Hugging Face: a "model_type".
+// Native JSON: a top-level "schema_version"; Hugging Face: a "model_type";
+// ExecuTorch's Llama params.json: "dim" and "n_layers" (docs/config.md, section 2.5).
 // Every parse validates the result (validate(), include/smelt/count.hpp: so
 // the readers below are built in the count module, src/count/accept.cpp); failures throw config_error (bad values,
 // every violation listed; malformed JSON gives line and column) or io_error

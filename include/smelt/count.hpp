@@ -33,13 +33,14 @@ struct FlopTerms {
   double shared_experts = 0;    // shared experts and their gate
   double dense_ffn = 0;         // FFN of non-MoE layers
   double elementwise = 0;       // only with CountOptions::elementwise
+  double loop_extras = 0;       // what looped spans run beside their layers: exit gates, every pass
   double lm_head = 0;           // 2 H V, outside the layers
   double mtp = 0;               // multi-token-prediction modules (training only)
 
   // Everything but mtp: the forward pass of the main model.
   double forward() const noexcept {
     return attention_qkv + attention_out + attention_scores + attention_values + router + experts + shared_experts +
-           dense_ffn + elementwise + lm_head;
+           dense_ffn + elementwise + loop_extras + lm_head;
   }
   FlopTerms& operator+=(const FlopTerms& o) noexcept;
   FlopTerms scaled(double factor) const noexcept;
@@ -56,9 +57,10 @@ struct ParamTerms {
   std::int64_t experts = 0;  // all routed experts
   std::int64_t shared_experts = 0;
   std::int64_t dense_ffn = 0;
+  std::int64_t loop_extras = 0;  // stored once beside the looped spans' layers: exit gates
 
   std::int64_t total() const noexcept {
-    return embedding + lm_head + attention + norms + router + experts + shared_experts + dense_ffn;
+    return embedding + lm_head + attention + norms + router + experts + shared_experts + dense_ffn + loop_extras;
   }
   friend bool operator==(const ParamTerms&, const ParamTerms&) = default;
 };

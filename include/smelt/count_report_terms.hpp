@@ -36,6 +36,7 @@ inline constexpr std::array kFlopTermFields{
     FlopTermField{"shared_experts", &FlopTerms::shared_experts, true},
     FlopTermField{"dense_ffn", &FlopTerms::dense_ffn, true},
     FlopTermField{"elementwise", &FlopTerms::elementwise, true},
+    FlopTermField{"loop_extras", &FlopTerms::loop_extras, false},
     FlopTermField{"lm_head", &FlopTerms::lm_head, false},
     FlopTermField{"mtp", &FlopTerms::mtp, false},
 };
@@ -49,6 +50,7 @@ inline constexpr std::array kParamTermFields{
     ParamTermField{"experts", &ParamTerms::experts, true},
     ParamTermField{"shared_experts", &ParamTerms::shared_experts, true},
     ParamTermField{"dense_ffn", &ParamTerms::dense_ffn, true},
+    ParamTermField{"loop_extras", &ParamTerms::loop_extras, false},
 };
 
 }  // namespace smelt::detail

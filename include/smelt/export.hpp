@@ -42,6 +42,14 @@ std::string default_hf_family(const ModelConfig& config);
 // the family's schema cannot express ("attention.type = \"mla\": ...").
 std::string export_hf(const ModelConfig& config, std::string_view family = {});
 
+// ExecuTorch's Llama params.json (two-space indent, final newline) of
+// `config`: its loops as block_repeat_config (docs/export.md). Importing it
+// gives back `config` but the name (params.json has none). Throws
+// config_error for an invalid config or every field the params.json cannot
+// express ("moe = ...: the ExecuTorch Llama params.json schema cannot
+// express it ...").
+std::string export_executorch(const ModelConfig& config);
+
 // Megatron-LM's model arguments for the physical model (pretrain_gpt.py's
 // names), and the comment lines that say what they leave to the user.
 struct MegatronArguments {

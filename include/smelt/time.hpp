@@ -63,6 +63,7 @@ struct Op {
   // row stands for all of them; layer and visit name the first) x the micro-batches.
   std::int64_t times = 1;
   bool recomputed = false;  // a forward op the backward runs again first (the layout's recompute)
+  bool no_grad = false;     // a forward op of a pass truncated backprop skips: no backward
 };
 
 // One step of one GPU: its ops (one row per kind of layer visit, with how

@@ -71,7 +71,7 @@ MAX_EXPERT_MODULES = 50_000
 
 
 # Each layer visit is a Python call under FlopCounterMode, forward and backward: about 10 ms on a CPU (tiny-moe's
-# span looped 1,024 times, 2,050 visits, took 22 s). The examples execute at most 62 (DeepSeek-V3 with MTP).
+# span looped 1,024 times, 2,050 visits, took 22 s). The examples execute at most 192 (Ouro-2.6B, 48 x 4).
 MAX_VISITS = 4096
 
 

@@ -21,6 +21,7 @@ class ParamTerms(Node):
     experts: int
     shared_experts: int
     dense_ffn: int
+    loop_extras: int
 
 class Params(Node):
     """Parameter counts, in elements."""
@@ -44,6 +45,7 @@ class FlopTerms(Node):
     shared_experts: float
     dense_ffn: float
     elementwise: float
+    loop_extras: float
     lm_head: float
     mtp: float
 

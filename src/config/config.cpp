@@ -42,6 +42,27 @@ bool ModelConfig::looped() const noexcept {
   return std::any_of(loops.begin(), loops.end(), [](const LoopConfig& l) { return l.active(); });
 }
 
+ProjectionShape projection_shape(const ModelConfig& c, LoraTarget t) {
+  const std::int64_t h = c.hidden_size;
+  const std::int64_t q = c.attention.num_heads * c.attention.head_dim;
+  const std::int64_t kv = c.attention.num_kv_heads * c.attention.head_dim;
+  switch (t) {
+    case LoraTarget::q:
+      return {h, q};
+    case LoraTarget::k:
+    case LoraTarget::v:
+      return {h, kv};
+    case LoraTarget::o:
+      return {q, h};
+    case LoraTarget::gate:
+    case LoraTarget::up:
+      return {h, c.ffn.dense_width};
+    case LoraTarget::down:
+      return {c.ffn.dense_width, h};
+  }
+  return {};
+}
+
 void parse_span(std::string_view text, std::string_view field, LoopConfig& loop) {
   const auto dash = text.find('-');
   std::int64_t first = 0;

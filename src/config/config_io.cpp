@@ -2,6 +2,7 @@
 // count's rule, are src/count/accept.cpp; util/file_io.cpp reads and writes files).
 #include <fmt/format.h>
 
+#include "config/executorch_params.hpp"
 #include "config/hf_import.hpp"
 #include "config/native_json.hpp"
 #include "config/validate_fields.hpp"
@@ -16,9 +17,10 @@ namespace {
 ConfigFormat format_of(const nlohmann::json& json, std::string_view source) {
   if (json.is_object() && json.contains("model_type")) return ConfigFormat::huggingface;
   if (json.is_object() && json.contains("schema_version")) return ConfigFormat::native;
+  if (json.is_object() && json.contains("dim") && json.contains("n_layers")) return ConfigFormat::executorch;
   throw config_error(
-      fmt::format("{}: cannot tell the format: expected \"schema_version\" (smelt native JSON) or \"model_type\" "
-                  "(Hugging Face config.json)",
+      fmt::format("{}: cannot tell the format: expected \"schema_version\" (smelt native JSON), \"model_type\" "
+                  "(Hugging Face config.json) or \"dim\" and \"n_layers\" (ExecuTorch params.json)",
                   source));
 }
 
@@ -36,8 +38,18 @@ ConfigFormat detect_format(std::string_view text, std::string_view source) {
 }
 
 ModelConfig detail::config_from_json(const nlohmann::json& json, std::string_view source) {
-  return format_of(json, source) == ConfigFormat::native ? native_config_from_json(json, source)
-                                                         : hf_config_from_json(json, source);
+  switch (format_of(json, source)) {
+    case ConfigFormat::native:
+      return native_config_from_json(json, source);
+    case ConfigFormat::executorch: {
+      ModelConfig c = detail::import_executorch(json, source);
+      detail::validate_fields(c);
+      return c;
+    }
+    case ConfigFormat::huggingface:
+      break;
+  }
+  return hf_config_from_json(json, source);
 }
 
 ModelConfig detail::read_hf_config(std::string_view text, std::string_view source) {

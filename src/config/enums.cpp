@@ -18,6 +18,19 @@ constexpr EnumNames<FfnType, 2> kFfnType{{{FfnType::gated, "gated"}, {FfnType::p
 constexpr EnumNames<NormType, 2> kNormType{{{NormType::rmsnorm, "rmsnorm"}, {NormType::layernorm, "layernorm"}}};
 constexpr EnumNames<RouterScore, 2> kRouterScore{
     {{RouterScore::softmax, "softmax"}, {RouterScore::sigmoid, "sigmoid"}}};
+constexpr EnumNames<NormPlacement, 3> kNormPlacement{{{NormPlacement::pre, "pre"},
+                                                      {NormPlacement::sandwich, "sandwich"},
+                                                      {NormPlacement::sandwich_residual, "sandwich_residual"}}};
+constexpr EnumNames<Injection, 2> kInjection{{{Injection::none, "none"}, {Injection::linear, "linear"}}};
+constexpr EnumNames<KvPolicy, 3> kKvPolicy{
+    {{KvPolicy::per_visit, "per_visit"}, {KvPolicy::shared, "shared"}, {KvPolicy::active, "active"}}};
+constexpr EnumNames<LoraTarget, 7> kLoraTarget{{{LoraTarget::q, "q"},
+                                                {LoraTarget::k, "k"},
+                                                {LoraTarget::v, "v"},
+                                                {LoraTarget::o, "o"},
+                                                {LoraTarget::gate, "gate"},
+                                                {LoraTarget::up, "up"},
+                                                {LoraTarget::down, "down"}}};
 
 }  // namespace
 
@@ -27,6 +40,10 @@ std::string_view to_string(LayerAttention v) { return name_of(kLayerAttention, v
 std::string_view to_string(FfnType v) { return name_of(kFfnType, v); }
 std::string_view to_string(NormType v) { return name_of(kNormType, v); }
 std::string_view to_string(RouterScore v) { return name_of(kRouterScore, v); }
+std::string_view to_string(NormPlacement v) { return name_of(kNormPlacement, v); }
+std::string_view to_string(Injection v) { return name_of(kInjection, v); }
+std::string_view to_string(LoraTarget v) { return name_of(kLoraTarget, v); }
+std::string_view to_string(KvPolicy v) { return name_of(kKvPolicy, v); }
 
 AttentionType parse_attention_type(std::string_view s, std::string_view f) { return parse_of(kAttentionType, s, f); }
 QkNorm parse_qk_norm(std::string_view s, std::string_view f) { return parse_of(kQkNorm, s, f); }
@@ -34,5 +51,9 @@ LayerAttention parse_layer_attention(std::string_view s, std::string_view f) { r
 FfnType parse_ffn_type(std::string_view s, std::string_view f) { return parse_of(kFfnType, s, f); }
 NormType parse_norm_type(std::string_view s, std::string_view f) { return parse_of(kNormType, s, f); }
 RouterScore parse_router_score(std::string_view s, std::string_view f) { return parse_of(kRouterScore, s, f); }
+NormPlacement parse_norm_placement(std::string_view s, std::string_view f) { return parse_of(kNormPlacement, s, f); }
+Injection parse_injection(std::string_view s, std::string_view f) { return parse_of(kInjection, s, f); }
+LoraTarget parse_lora_target(std::string_view s, std::string_view f) { return parse_of(kLoraTarget, s, f); }
+KvPolicy parse_kv_policy(std::string_view s, std::string_view f) { return parse_of(kKvPolicy, s, f); }
 
 }  // namespace smelt

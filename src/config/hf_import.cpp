@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "config/hf_keys.hpp"
+#include "config/hf_looped.hpp"
 #include "smelt/bounds.hpp"
 #include "smelt/error.hpp"
 #include "smelt/excerpt.hpp"
@@ -37,15 +38,6 @@ using Kinds = std::vector<LayerAttention>;  // attention kind of each layer, 0-b
 Kinds mistral_kinds(JsonObject& o, const ModelConfig& c) {
   const bool sliding = o.raw("sliding_window") != nullptr;
   return per_layer<LayerAttention>(c, [&](i64) { return sliding ? LayerAttention::sliding : LayerAttention::full; });
-}
-
-// Qwen2/Qwen3 (dense and MoE): the window applies only with use_sliding_window,
-// and then only to layers from max_window_layers on (default 28 in all four config classes).
-Kinds qwen_kinds(JsonObject& o, const ModelConfig& c) {
-  const bool use = o.boolean("use_sliding_window", false) && o.raw("sliding_window") != nullptr;
-  const i64 from = o.integer("max_window_layers", 28);
-  return per_layer<LayerAttention>(
-      c, [&](i64 i) { return use && i >= from ? LayerAttention::sliding : LayerAttention::full; });
 }
 
 // Qwen2-MoE/Qwen3-MoE experts: 0-based layer i is MoE when (i + 1) %
@@ -354,17 +346,19 @@ struct Family {
   Reader read;
 };
 
-constexpr std::array<Family, 14> kFamilies{{
+constexpr std::array<Family, 16> kFamilies{{
     {"dbrx", read_dbrx},
     {"deepseek_v2", read_deepseek_v2},
     {"deepseek_v3", read_deepseek_v3},
     {"gpt_oss", read_gpt_oss},
+    {"huginn_raven", read_huginn},
     {"llama", read_llama},
     {"llama4", read_llama4_text},  // reads "text_config"
     {"llama4_text", read_llama4_text},
     {"mistral", read_mistral},
     {"mixtral", read_mixtral},
     {"olmoe", read_olmoe},
+    {"ouro", read_ouro},
     {"qwen2", read_qwen2},
     {"qwen2_moe", read_qwen2_moe},
     {"qwen3", read_qwen3},

@@ -81,6 +81,13 @@ void read_common(JsonObject& o, ModelConfig& c) {
   c.kv_cache_bytes = dtype_bytes(o);
 }
 
+std::vector<LayerAttention> qwen_kinds(JsonObject& o, const ModelConfig& c) {
+  const bool use = o.boolean("use_sliding_window", false) && o.raw("sliding_window") != nullptr;
+  const std::int64_t from = o.integer("max_window_layers", 28);
+  return per_layer<LayerAttention>(
+      c, [&](std::int64_t i) { return use && i >= from ? LayerAttention::sliding : LayerAttention::full; });
+}
+
 // attention_bias: one switch for the q, k, v and o projections (Llama, Qwen3, OLMoE, gpt-oss, Llama 4).
 void read_attention_bias(JsonObject& o, ModelConfig& c, bool fallback) {
   c.attention.qkv_bias = c.attention.out_bias = o.boolean("attention_bias", fallback);

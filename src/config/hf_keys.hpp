@@ -52,6 +52,10 @@ void read_common(JsonObject& o, ModelConfig& c);
 // attention_bias: one switch for the q, k, v and o projections (Llama, Qwen3, OLMoE, gpt-oss, Llama 4).
 void read_attention_bias(JsonObject& o, ModelConfig& c, bool fallback);
 
+// Qwen2/Qwen3 (dense and MoE) and Ouro: the window applies only with use_sliding_window,
+// and then only to layers from max_window_layers on (default 28 in all four Qwen config classes).
+std::vector<LayerAttention> qwen_kinds(JsonObject& o, const ModelConfig& c);
+
 // The "loop" block of smelt's Hugging Face export (config/hf_loop.cpp); absent means no loop.
 void read_hf_loop(JsonObject& root, ModelConfig& c);
 

@@ -44,6 +44,7 @@ void read_attention(detail::JsonObject a, ModelConfig& c) {
     at.mla.v_head_dim = a.integer("v_head_dim");
   }
   at.qkv_bias = a.boolean("qkv_bias", false);
+  at.qk_bias = a.boolean("qk_bias", false);
   at.out_bias = a.boolean("out_bias", false);
   at.qk_norm = parse_word(a, "qk_norm", "none", parse_qk_norm);
   at.sinks = a.boolean("sinks", false);
@@ -112,6 +113,38 @@ LoopConfig read_loop(detail::JsonObject l) {
   }
   loop.count = l.integer("count", 2);
   loop.residual_scale = l.number("residual_scale", loop.count > 0 ? 1.0 / static_cast<double>(loop.count) : 1.0);
+  loop.norm_each_pass = l.boolean("norm_each_pass", false);
+  loop.exit_gate = l.boolean("exit_gate", false);
+  loop.injection = parse_word(l, "injection", "none", parse_injection);
+  loop.injection_bias = l.boolean("injection_bias", false);
+  loop.norm_after = l.boolean("norm_after", false);
+  loop.backprop_passes = l.integer("backprop_passes", 0);
+  loop.kv_policy = parse_word(l, "kv_policy", "per_visit", parse_kv_policy);
+  if (const auto* k = l.raw("kv_keep"); k != nullptr && !k->is_null()) {
+    if (!k->is_array()) l.violation("kv_keep", detail::json_excerpt(*k), "must be a list of fractions in (0, 1]");
+    for (std::size_t i = 0; k->is_array() && i < k->size(); ++i) {
+      if ((*k)[i].is_number())
+        loop.kv_keep.push_back((*k)[i].get<double>());
+      else
+        l.violation(fmt::format("kv_keep[{}]", i), detail::json_excerpt((*k)[i]), "must be a number");
+    }
+  }
+  loop.lora_rank = l.integer("lora_rank", 0);
+  if (const auto* t = l.raw("lora_targets"); t != nullptr && !t->is_null()) {
+    if (!t->is_array())
+      l.violation("lora_targets", detail::json_excerpt(*t),
+                  "must be a list of \"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"");
+    for (std::size_t i = 0; t->is_array() && i < t->size(); ++i) {
+      const std::string field = fmt::format("{}[{}]", l.field("lora_targets"), i);
+      try {
+        if (!(*t)[i].is_string())
+          throw config_error(Violation(field, detail::json_excerpt((*t)[i]), "must be a string"));
+        loop.lora_targets.push_back(parse_lora_target((*t)[i].get<std::string>(), field));
+      } catch (const config_error& e) {
+        for (const auto& v : e.violations()) l.violation(v);
+      }
+    }
+  }
   l.reject_unknown_keys();
   return loop;
 }
@@ -185,6 +218,7 @@ ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::str
   c.num_layers = root.integer("num_layers");
   c.hidden_size = root.integer("hidden_size");
   c.norm = parse_word(root, "norm", "rmsnorm", parse_norm_type);
+  c.norm_placement = parse_word(root, "norm_placement", "pre", parse_norm_placement);
   c.context_length = root.integer("context_length", 4096);
   c.kv_cache_bytes = root.integer("kv_cache_bytes", 2);
   if (auto a = root.object("attention")) read_attention(*a, c);
@@ -206,6 +240,24 @@ ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::str
   return c;
 }
 
+nlohmann::ordered_json detail::loop_json(const LoopConfig& l) {
+  nlohmann::ordered_json s{{"span", format_span(l)}, {"count", l.count}, {"residual_scale", l.residual_scale}};
+  if (l.norm_each_pass) s["norm_each_pass"] = true;  // written only when set: SMELT configs read as before
+  if (l.exit_gate) s["exit_gate"] = true;
+  if (l.injection != Injection::none) s["injection"] = to_string(l.injection);
+  if (l.injection_bias) s["injection_bias"] = true;
+  if (l.norm_after) s["norm_after"] = true;
+  if (l.backprop_passes != 0) s["backprop_passes"] = l.backprop_passes;
+  if (l.kv_policy != KvPolicy::per_visit) s["kv_policy"] = to_string(l.kv_policy);
+  if (!l.kv_keep.empty()) s["kv_keep"] = l.kv_keep;
+  if (l.lora_rank != 0 || !l.lora_targets.empty()) {
+    s["lora_rank"] = l.lora_rank;
+    s["lora_targets"] = nlohmann::ordered_json::array();
+    for (const LoraTarget t : l.lora_targets) s["lora_targets"].push_back(to_string(t));
+  }
+  return s;
+}
+
 nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
   using nlohmann::ordered_json;
   ordered_json j;
@@ -216,6 +268,7 @@ nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
   j["num_layers"] = c.num_layers;
   j["hidden_size"] = c.hidden_size;
   j["norm"] = to_string(c.norm);
+  if (c.norm_placement != NormPlacement::pre) j["norm_placement"] = to_string(c.norm_placement);
   j["context_length"] = c.context_length;
   j["kv_cache_bytes"] = c.kv_cache_bytes;
 
@@ -234,6 +287,7 @@ nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
     at["v_head_dim"] = a.mla.v_head_dim;
   }
   at["qkv_bias"] = a.qkv_bias;
+  if (a.qk_bias) at["qk_bias"] = true;  // written only when set: every other config reads as before
   at["out_bias"] = a.out_bias;
   at["qk_norm"] = to_string(a.qk_norm);
   at["sinks"] = a.sinks;
@@ -262,9 +316,7 @@ nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
       moe["layers"] = m.layers;
     j["moe"] = std::move(moe);
   }
-  const auto span = [](const LoopConfig& l) {
-    return ordered_json{{"span", format_span(l)}, {"count", l.count}, {"residual_scale", l.residual_scale}};
-  };
+  const auto span = detail::loop_json;
   if (c.loops.size() == 1 && c.loops.front().first > 0) j["loop"] = span(c.loops.front());
   if (c.loops.size() > 1) {
     j["loops"] = ordered_json::array();

@@ -23,6 +23,8 @@ ModelConfig config_from_json(const nlohmann::json& json, std::string_view source
 
 // Canonical key order, as docs/config.md lists it.
 nlohmann::ordered_json config_json(const ModelConfig& config);
+// One looped span as config_json writes it: span, count, residual_scale, then the per-pass extras that are set.
+nlohmann::ordered_json loop_json(const LoopConfig& loop);
 
 // parse_native_config and parse_config on JSON parsed already: a config's text is parsed once, to tell its
 // format and to read it (config_io.cpp).

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/validate_fields.hpp"
 #include "smelt/bounds.hpp"
@@ -35,6 +36,8 @@ void check_attention(const ModelConfig& c, Violations& v) {
     if (a.num_heads > 0 && a.num_kv_heads > 0 && a.num_heads % a.num_kv_heads != 0)
       v.add("attention.num_kv_heads", fmt::format("{}", a.num_kv_heads),
             fmt::format("must divide attention.num_heads = {}", a.num_heads));
+    if (a.qk_bias && a.qkv_bias)
+      v.add("attention.qk_bias", "true", "not with attention.qkv_bias, which biases q and k already");
   } else {
     const auto& m = a.mla;
     v.range("attention.q_lora_rank", m.q_lora_rank, 0, kMaxWidth);
@@ -45,6 +48,7 @@ void check_attention(const ModelConfig& c, Violations& v) {
     // MLA's projections carry no biases and its norms sit on the latents (counted), so these
     // switches would be silently ignored: refuse them instead.
     if (a.qkv_bias) v.add("attention.qkv_bias", "true", "not supported with attention.type = \"mla\"");
+    if (a.qk_bias) v.add("attention.qk_bias", "true", "not supported with attention.type = \"mla\"");
     if (a.qk_norm != QkNorm::none)
       v.add("attention.qk_norm", fmt::format("\"{}\"", to_string(a.qk_norm)),
             "must be \"none\" with attention.type = \"mla\"");
@@ -99,6 +103,41 @@ void check_moe(const ModelConfig& c, Violations& v) {
   }
 }
 
+// A span's per-visit LoRA: a rank with targets, each target a projection the
+// span's layers have, the rank at most the projection's smaller side.
+void check_lora(const ModelConfig& c, const LoopConfig& l, const std::string& name, Violations& v) {
+  v.range(name + ".lora_rank", l.lora_rank, 0, kMaxWidth);
+  if (l.lora_rank > 0 && l.lora_targets.empty())
+    v.add(name + ".lora_targets", "[]", fmt::format("must name the projections a rank of {} adapts", l.lora_rank));
+  if (l.lora_rank == 0 && !l.lora_targets.empty())
+    v.add(name + ".lora_rank", "0", "must be positive, since lora_targets are given");
+  std::set<LoraTarget> seen;
+  for (std::size_t i = 0; i < l.lora_targets.size(); ++i) {
+    const LoraTarget t = l.lora_targets[i];
+    const std::string field = fmt::format("{}.lora_targets[{}]", name, i);
+    const std::string word = fmt::format("\"{}\"", to_string(t));
+    const bool ffn = t == LoraTarget::gate || t == LoraTarget::up || t == LoraTarget::down;
+    if (!seen.insert(t).second) {
+      v.add(field, word, "listed twice");
+    } else if (!ffn && c.attention.type == AttentionType::mla) {
+      v.add(field, word, "not with attention.type = \"mla\" (its projections are not q, k, v)");
+    } else if (ffn && t == LoraTarget::gate && c.ffn.type == FfnType::plain) {
+      v.add(field, word, "a plain FFN has no gate");
+    } else if (l.lora_rank > 0) {
+      bool moe = false;
+      for (std::int64_t layer = l.first - 1; ffn && layer >= 0 && layer < std::min(l.last, c.num_layers); ++layer)
+        moe = moe || c.is_moe_layer(layer);
+      const ProjectionShape s = projection_shape(c, t);
+      if (moe)
+        v.add(field, word, "needs dense layers: the span holds MoE layers, whose experts this LoRA does not adapt");
+      else if (l.lora_rank > std::min(s.in, s.out))
+        v.add(name + ".lora_rank", fmt::format("{}", l.lora_rank),
+              fmt::format("must be at most {}, the smaller side of {} ({} -> {})", std::min(s.in, s.out), to_string(t),
+                          s.in, s.out));
+    }
+  }
+}
+
 // One span; `name` is its field ("loop" for a config's single span, "loops[i]" for one of several).
 void check_span(const ModelConfig& c, const LoopConfig& l, const std::string& name, Violations& v) {
   v.range(name + ".count", l.count, 1, kMaxLoops);
@@ -108,6 +147,24 @@ void check_span(const ModelConfig& c, const LoopConfig& l, const std::string& na
   if (l.first < 1 || l.last > c.num_layers || l.first > l.last)
     v.add(name + ".span", fmt::format("\"{}\"", format_span(l)),
           fmt::format("must satisfy 1 <= first <= last <= num_layers = {}", c.num_layers));
+  v.range(name + ".backprop_passes", l.backprop_passes, 0, std::max<std::int64_t>(l.count, 0));
+  check_lora(c, l, name, v);
+  const bool active = l.kv_policy == KvPolicy::active;
+  if (active && static_cast<std::int64_t>(l.kv_keep.size()) != l.count)
+    v.add(name + ".kv_keep", fmt::format("[{}]", fmt::join(l.kv_keep, ", ")),
+          fmt::format("must give one fraction per pass (count = {}) with kv_policy = \"active\"", l.count));
+  if (!active && !l.kv_keep.empty())
+    v.add(name + ".kv_keep", fmt::format("[{}]", fmt::join(l.kv_keep, ", ")), "only with kv_policy = \"active\"");
+  for (std::size_t i = 0; i < l.kv_keep.size(); ++i)
+    if (!(l.kv_keep[i] > 0 && l.kv_keep[i] <= 1))
+      v.add(fmt::format("{}.kv_keep[{}]", name, i), fmt::format("{}", l.kv_keep[i]), "must be in (0, 1]");
+  if (l.norm_after && l.norm_each_pass)
+    v.add(name + ".norm_after", "true", "not with norm_each_pass, which norms after every pass already");
+  // The final norm and the exit gate read the model's output: the span must end at the last layer.
+  for (const auto& [set, key] : {std::pair{l.norm_each_pass, "norm_each_pass"}, std::pair{l.exit_gate, "exit_gate"}})
+    if (set && l.last != c.num_layers)
+      v.add(name + "." + key, "true",
+            fmt::format("needs a span that ends at the last layer ({}), not \"{}\"", c.num_layers, format_span(l)));
 }
 
 void check_loop(const ModelConfig& c, Violations& v) {

@@ -25,6 +25,7 @@ FlopTerms& FlopTerms::operator+=(const FlopTerms& o) noexcept {
   shared_experts += o.shared_experts;
   dense_ffn += o.dense_ffn;
   elementwise += o.elementwise;
+  loop_extras += o.loop_extras;
   lm_head += o.lm_head;
   mtp += o.mtp;
   return *this;
@@ -33,12 +34,52 @@ FlopTerms& FlopTerms::operator+=(const FlopTerms& o) noexcept {
 FlopTerms FlopTerms::scaled(double k) const noexcept {
   FlopTerms r = *this;
   for (double* v : {&r.attention_qkv, &r.attention_out, &r.attention_scores, &r.attention_values, &r.router, &r.experts,
-                    &r.shared_experts, &r.dense_ffn, &r.elementwise, &r.lm_head, &r.mtp})
+                    &r.shared_experts, &r.dense_ffn, &r.elementwise, &r.loop_extras, &r.lm_head, &r.mtp})
     *v *= k;
   return r;
 }
 
 namespace detail {
+
+namespace {
+
+// One span's extras: what they store, and their matmul FLOPs a token on one pass.
+LoopExtras span_extras(const ModelConfig& c, const LoopConfig& l) {
+  const std::int64_t h = c.hidden_size;
+  LoopExtras one;
+  if (l.exit_gate) one.params = h + 1, one.matmul_flops_per_token = 2 * h;  // Linear(H -> 1) and its bias
+  if (l.injection == Injection::linear) {                                   // Linear(2H -> H) before every pass
+    const std::int64_t weights = mul(2 * h, h, "loop parameters");
+    one.params = add(one.params, add(weights, l.injection_bias ? h : 0, "loop parameters"), "loop parameters");
+    one.matmul_flops_per_token = add(one.matmul_flops_per_token, mul(2, weights, "loop FLOPs"), "loop FLOPs");
+  }
+  if (l.lora_rank > 0) {  // per-visit LoRA: rank x (in + out) a target and a layer, on every pass its own
+    std::int64_t sides = 0;
+    for (const LoraTarget t : l.lora_targets) {
+      const ProjectionShape p = projection_shape(c, t);
+      sides = add(sides, add(p.in, p.out, "LoRA parameters"), "LoRA parameters");
+    }
+    const std::int64_t pass = mul(mul(l.lora_rank, sides, "LoRA parameters"), l.last - l.first + 1, "LoRA parameters");
+    one.params = add(one.params, mul(pass, l.count, "LoRA parameters"), "loop parameters");
+    one.matmul_flops_per_token = add(one.matmul_flops_per_token, mul(2, pass, "LoRA FLOPs"), "loop FLOPs");
+  }
+  return one;
+}
+
+}  // namespace
+
+LoopExtras loop_extras(const ModelConfig& c) {
+  LoopExtras out;  // checked: each term fits, but a sum over thousands of spans of a wide model may not
+  for (const LoopConfig& l : c.loops) {
+    if (l.first == 0) continue;
+    const LoopExtras one = span_extras(c, l);
+    out.params = add(out.params, one.params, "loop parameters");
+    out.matmul_flops_per_token =
+        add(out.matmul_flops_per_token, mul(one.matmul_flops_per_token, l.count, "loop FLOPs"), "loop FLOPs");
+  }
+  return out;
+}
+
 namespace {
 
 void add_params(ParamTerms& to, const ParamTerms& p) {
@@ -67,7 +108,47 @@ void count_mtp(const ModelConfig& c, const CountOptions& o, std::int64_t context
   r.flops.terms.mtp = static_cast<double>(c.mtp_modules) * flops;
 }
 
+// What each span adds beside its layers (docs/counting.md, "Loop forms"): an
+// exit gate H -> 1 with its bias, stored once and run on every pass (2 H
+// FLOPs a token a pass); the final norm after every pass but the last (whose
+// norm is the model's own), elementwise work only.
+void count_loop_extras(const ModelConfig& c, const CountOptions& o, CostReport& r) {
+  const LoopExtras extras = loop_extras(c);
+  r.params.terms.loop_extras = extras.params;
+  r.flops.terms.loop_extras = static_cast<double>(extras.matmul_flops_per_token);
+  for (const LoopConfig& l : c.loops)
+    if (l.first > 0 && l.norm_each_pass && o.elementwise)
+      r.flops.terms.elementwise += 4.0 * static_cast<double>(c.hidden_size) * static_cast<double>(l.count - 1);
+}
+
+// Truncated backprop (backprop_passes > 0, Huginn's mean_backprop_depth): the
+// passes before the last backprop_passes run forward only, so training skips
+// their backward, 2 x their forward: the span's layers and its per-pass extras.
+double untrained_pass_flops(const ModelConfig& c, const CostReport& r) {
+  double out = 0;
+  for (const LoopConfig& l : c.loops) {
+    if (!l.active() || l.backprop_passes == 0) continue;
+    double pass = 0;
+    for (std::int64_t i = l.first - 1; i < l.last; ++i)
+      pass += r.layers[static_cast<std::size_t>(i)].flops_per_visit.forward();
+    pass += static_cast<double>(span_extras(c, l).matmul_flops_per_token);
+    out += static_cast<double>(l.count - l.backprop_passes) * pass;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::int64_t kv_tokens_over_passes(const ModelConfig& c, const LayerBlock& block, std::int64_t held) {
+  const LoopConfig* span = block.passes > 1 ? c.loop_of(block.first) : nullptr;
+  if (span == nullptr || span->kv_policy == KvPolicy::per_visit) return mul(held, block.passes, "KV cache tokens");
+  if (span->kv_policy == KvPolicy::shared) return held;  // later visits read the first visit's slot
+  std::int64_t out = 0;  // active: as Mixture-of-Recursions keeps top-k = max(1, int(capacity x tokens))
+  for (const double keep : span->kv_keep)
+    out = add(out, std::max<std::int64_t>(1, static_cast<std::int64_t>(keep * static_cast<double>(held))),
+              "KV cache tokens");
+  return out;
+}
 
 CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
   const std::int64_t context = o.context_length > 0 ? o.context_length : c.context_length;
@@ -107,13 +188,14 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
       const std::int64_t k = block.passes;
       r.flops.terms += k == 1 ? l.flops_per_visit : l.flops_per_visit.scaled(static_cast<double>(k));
       const std::int64_t held =
-          mul(mul(l.kv_elements_per_visit, l.kv_tokens_held, "KV cache elements"), k, "KV cache elements");
+          mul(l.kv_elements_per_visit, kv_tokens_over_passes(c, block, l.kv_tokens_held), "KV cache elements");
       kv_elements = add(kv_elements, held, "KV cache elements");
       kv_bytes = add(kv_bytes, mul(held, c.kv_cache_bytes, "KV cache bytes"), "KV cache bytes");
     }
   r.executed_layers = plan.executed_layers();
 
   const std::int64_t final_norm = c.norm == NormType::layernorm ? 2 * h : h;
+  count_loop_extras(c, o, r);
   auto& p = r.params;
   p.terms.norms = add(p.terms.norms, final_norm, "norm parameters");
   p.terms.embedding = mul(c.vocab_size, h, "embedding parameters");
@@ -122,17 +204,17 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
   p.lm_head = p.terms.lm_head;
   p.total = 0;
   for (const std::int64_t term : {p.terms.embedding, p.terms.lm_head, p.terms.attention, p.terms.norms, p.terms.router,
-                                  p.terms.experts, p.terms.shared_experts, p.terms.dense_ffn})
+                                  p.terms.experts, p.terms.shared_experts, p.terms.dense_ffn, p.terms.loop_extras})
     p.total = add(p.total, term, "total parameters");
   p.non_embedding = p.total - p.embedding - p.lm_head;
-  p.active_non_embedding = add(active, final_norm, "active parameters");
+  p.active_non_embedding = add(add(active, final_norm, "active parameters"), p.terms.loop_extras, "active parameters");
   p.active = add(add(p.active_non_embedding, p.embedding, "active parameters"), p.lm_head, "active parameters");
 
   r.flops.terms.lm_head = 2.0 * static_cast<double>(h) * static_cast<double>(c.vocab_size);
   if (o.elementwise) r.flops.terms.elementwise += 4.0 * static_cast<double>(h);  // final norm
   count_mtp(c, o, context, r);
   r.flops.forward = r.flops.terms.forward();
-  r.flops.training = 3.0 * (r.flops.forward + r.flops.terms.mtp);
+  r.flops.training = 3.0 * (r.flops.forward + r.flops.terms.mtp) - 2.0 * untrained_pass_flops(c, r);
 
   r.kv.bytes_at_context = kv_bytes;
   r.kv.bytes_per_token = static_cast<double>(kv_bytes) / static_cast<double>(context);

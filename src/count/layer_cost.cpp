@@ -68,6 +68,7 @@ Attention gqa_attention(const ModelConfig& c) {
   r.kv_elements = mul(2, kv, "KV cache elements");
   i64 extra = 0;
   if (a.qkv_bias) extra += q + 2 * kv;
+  if (a.qk_bias) extra += q + kv;
   if (a.out_bias) extra += h;
   if (a.qk_norm == QkNorm::per_head) r.normed = q + kv, extra += norm_params(c, 2 * a.head_dim);
   if (a.qk_norm == QkNorm::full) r.normed = q + kv, extra += norm_params(c, q + kv);
@@ -157,7 +158,8 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   f.attention_scores = 2.0 * static_cast<double>(att.qk_width) * attended;
   f.attention_values = 2.0 * static_cast<double>(att.v_width) * attended;
   out.params.attention = att.params;
-  out.params.norms = norm_params(c, 2 * h);
+  const i64 norms = c.norm_placement == NormPlacement::pre ? 2 : 4;  // sandwich: one more on each sublayer
+  out.params.norms = norm_params(c, norms * h);
   out.attended_pairs = pairs;
   out.score_flops_per_pair = mul(2, add(att.qk_width, att.v_width, "score width"), "score FLOPs");
   out.kv_elements_per_visit = att.kv_elements;
@@ -166,7 +168,7 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
       mul(mul(att.kv_elements, out.kv_tokens_held, "KV cache elements"), c.kv_cache_bytes, "KV cache bytes");
   out.kv_bytes_per_visit = static_cast<double>(kv_bytes) / static_cast<double>(context);
 
-  double elementwise = 4.0 * static_cast<double>(2 * h + att.normed)                   // norms
+  double elementwise = 4.0 * static_cast<double>(norms * h + att.normed)               // norms
                        + 2.0 * static_cast<double>(h)                                  // residual adds
                        + 5.0 * static_cast<double>(c.attention.num_heads) * attended;  // softmax
   if (c.visits(layer) > 1) elementwise += 2.0 * static_cast<double>(h);                // residual scale

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/executorch_params.hpp"
 #include "config/hf_import.hpp"
 #include "config/native_json.hpp"
 #include "export/export_text.hpp"
@@ -29,9 +30,9 @@ using detail::HfFamily;
 using detail::HfJson;
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 13> kDefaultOrder{
-    "mixtral",     "qwen3_moe", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt_oss", "olmoe",
-    "llama4_text", "dbrx",      "llama",     "qwen3",       "qwen2",       "mistral"};
+constexpr std::array<std::string_view, 15> kDefaultOrder{
+    "mixtral", "qwen3_moe", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt_oss", "olmoe",       "llama4_text",
+    "dbrx",    "llama",     "qwen3",     "qwen2",       "mistral",     "ouro",    "huginn_raven"};
 
 const HfFamily& find_family(std::string_view family) {
   const auto& all = detail::hf_families();
@@ -52,6 +53,7 @@ HfJson write(const ModelConfig& c, const HfFamily& f) {
     return HfJson{
         {"first_layer", l.first}, {"last_layer", l.last}, {"count", l.count}, {"residual_scale", l.residual_scale}};
   };
+  if (f.own_loop) return j;  // what the family's keys cannot hold reads back differently and is named
   if (c.loops.size() == 1 && c.loops.front().first > 0) j["loop"] = span(c.loops.front());
   if (c.loops.size() > 1) {
     j["loops"] = HfJson::array();
@@ -67,6 +69,12 @@ Json semantic(const ModelConfig& c) {
   Json j = detail::config_json(c);
   j.erase("schema_version");
   j.erase("name");
+  // Fields written only when set are compared always: a family that adds a loop or a norm is caught too.
+  j["norm_placement"] = to_string(c.norm_placement);
+  j.erase("loop");
+  j["loops"] = Json::array();
+  for (const LoopConfig& l : c.loops)
+    if (l.first > 0) j["loops"].push_back(detail::loop_json(l));
   Json kinds = Json::array();
   for (std::int64_t i = 0; i < c.num_layers; ++i) kinds.push_back(to_string(c.attention_at(i)));
   j["attention"]["pattern"] = std::move(kinds);
@@ -89,7 +97,7 @@ void differences(const Json& want, const Json& got, const Json& shown, const Jso
     const Json& value_shown = shown.contains(key) ? shown[key] : value;
     if (!got.contains(key)) {
       out.emplace_back(field, detail::json_excerpt(nlohmann::json::parse(value_shown.dump())),
-                       fmt::format("the Hugging Face {} schema cannot express it (it reads back without it)", family));
+                       fmt::format("the {} schema cannot express it (it reads back without it)", family));
       continue;
     }
     if (value == got[key]) continue;
@@ -103,22 +111,24 @@ void differences(const Json& want, const Json& got, const Json& shown, const Jso
     }
     const Json& back_shown = back.contains(key) ? back[key] : got[key];
     out.emplace_back(field, detail::json_excerpt(nlohmann::json::parse(value_shown.dump())),
-                     fmt::format("the Hugging Face {} schema cannot express it (it reads back as {})", family,
+                     fmt::format("the {} schema cannot express it (it reads back as {})", family,
                                  detail::json_excerpt(nlohmann::json::parse(back_shown.dump()))));
   }
 }
 
 // The fields of `c` that the family's config.json `j` does not carry.
-std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, std::string_view family) {
+// `schema` names the format in messages ("Hugging Face mixtral"); `read` is its import.
+template <typename Read>
+std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, const std::string& schema, Read read) {
+  const std::string_view family = schema;
   ModelConfig back;
   try {
-    back = detail::import_hf(nlohmann::json::parse(j.dump()), "<export>");
+    back = read(nlohmann::json::parse(j.dump()));
   } catch (const config_error& e) {
     // A writer wrote what its own reader refuses: the schema cannot hold the config.
     std::vector<Violation> out;
     for (const auto& v : e.violations())
-      out.emplace_back(v.field, v.value,
-                       fmt::format("{} (the Hugging Face {} schema cannot express this config)", v.rule, family));
+      out.emplace_back(v.field, v.value, fmt::format("{} (the {} schema cannot express this config)", v.rule, family));
     return out;
   }
   std::vector<Violation> out;
@@ -128,7 +138,21 @@ std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, std::s
   return out;
 }
 
+std::string hf_schema(std::string_view family) { return fmt::format("Hugging Face {}", family); }
+
+ModelConfig import_hf(const nlohmann::json& json) { return detail::import_hf(json, "<export>"); }
+
+ModelConfig import_executorch(const nlohmann::json& json) { return detail::import_executorch(json, "<export>"); }
+
 }  // namespace
+
+std::string export_executorch(const ModelConfig& config) {
+  validate(config);
+  const HfJson j = detail::executorch_params(config);
+  if (auto lost = lost_fields(config, j, "ExecuTorch Llama params.json", import_executorch); !lost.empty())
+    throw config_error(std::move(lost));
+  return j.dump(2) + "\n";
+}
 
 std::vector<std::string> hf_export_families() {
   std::vector<std::string> out;
@@ -137,7 +161,7 @@ std::vector<std::string> hf_export_families() {
 }
 
 std::string hf_family_of(std::string_view config_text, std::string_view source) {
-  if (detect_format(config_text, source) == ConfigFormat::native) return {};
+  if (detect_format(config_text, source) != ConfigFormat::huggingface) return {};
   const nlohmann::json json = detail::parse_json_text(config_text, source);
   const auto& type = json.at("model_type");
   return type.is_string() ? type.get<std::string>() : std::string{};  // parse_hf_config names a bad one
@@ -150,7 +174,7 @@ std::string default_hf_family(const ModelConfig& config) {
       Violation("no Hugging Face family expresses this config; the first field each family cannot express:")};
   for (const auto family : kDefaultOrder) {
     const HfFamily& f = find_family(family);
-    const auto lost = lost_fields(config, write(config, f), family);
+    const auto lost = lost_fields(config, write(config, f), hf_schema(family), import_hf);
     if (lost.empty()) return std::string(family);
     reasons.emplace_back(fmt::format("  {}: {}", family, lost[0].text()));
   }
@@ -163,7 +187,8 @@ std::string export_hf(const ModelConfig& config, std::string_view family) {
   const std::string chosen = family.empty() ? default_hf_family(config) : std::string(family);
   const HfFamily& f = find_family(chosen);
   const HfJson j = write(config, f);
-  if (auto lost = lost_fields(config, j, f.model_type); !lost.empty()) throw config_error(std::move(lost));
+  if (auto lost = lost_fields(config, j, hf_schema(f.model_type), import_hf); !lost.empty())
+    throw config_error(std::move(lost));
   // ASCII, as transformers writes config.json (json.dumps escapes non-ASCII): no byte of a name can
   // look like a line break or a control character to any reader.
   return j.dump(2, ' ', /*ensure_ascii=*/true) + "\n";

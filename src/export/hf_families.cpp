@@ -225,6 +225,49 @@ void write_llama4(const ModelConfig& c, HfJson& j) {
   j["text_config"] = std::move(text);
 }
 
+// Ouro (config/hf_looped.cpp): the whole stack run total_ut_steps times, the
+// sandwich norms, the exit gate and the per-step final norm all implied.
+void write_ouro(const ModelConfig& c, HfJson& j) {
+  write_common(c, j);
+  j["intermediate_size"] = c.ffn.dense_width;
+  write_qwen_window(c, j);
+  std::int64_t steps = 1;
+  for (const LoopConfig& l : c.loops)
+    if (l.first == 1 && l.last == c.num_layers) steps = l.count;
+  j["total_ut_steps"] = steps;
+  j["early_exit_threshold"] = 1.0;  // OuroConfig's: run every step, read the last
+}
+
+// Huginn (config/hf_looped.cpp): prelude, the recurrent block and the coda
+// from the one span; the sandwich, the adapter and ln_f's two uses implied.
+void write_huginn(const ModelConfig& c, HfJson& j) {
+  const LoopConfig span = c.loops.empty() ? LoopConfig{} : c.loops.front();
+  const std::int64_t prelude = span.first > 0 ? span.first - 1 : 0;
+  const std::int64_t core = span.first > 0 ? span.last - span.first + 1 : c.num_layers;
+  j["n_embd"] = c.hidden_size;
+  j["n_heads"] = c.attention.num_heads;
+  j["num_key_value_heads"] = c.attention.num_kv_heads;
+  j["head_dim"] = c.attention.head_dim;
+  j["intermediate_size"] = c.ffn.dense_width;
+  j["vocab_size"] = c.vocab_size;
+  j["padded_vocab_size"] = c.vocab_size;
+  j["block_size"] = c.context_length;
+  j["n_layers"] = c.num_layers;
+  j["n_layers_in_prelude"] = prelude;
+  j["n_layers_in_recurrent_block"] = core;
+  j["n_layers_in_coda"] = c.num_layers - prelude - core;
+  j["mean_recurrence"] = span.count;
+  j["mean_backprop_depth"] = span.backprop_passes;
+  j["injection_type"] = "linear";
+  j["qk_bias"] = c.attention.qk_bias;
+  j["bias"] = false;
+  j["tie_embeddings"] = c.tie_embeddings;
+  j["block_class_name"] = "SandwichBlock";
+  j["mlp_class_name"] = "GatedMLP";
+  j["norm_class_name"] = "RMSNorm_llama";
+  j["torch_dtype"] = dtype_of(c);
+}
+
 }  // namespace
 
 const std::vector<HfFamily>& hf_families() {
@@ -233,12 +276,14 @@ const std::vector<HfFamily>& hf_families() {
       {"deepseek_v2", "DeepseekV2ForCausalLM", write_deepseek_v2},
       {"deepseek_v3", "DeepseekV3ForCausalLM", write_deepseek_v3},
       {"gpt_oss", "GptOssForCausalLM", write_gpt_oss},
+      {"huginn_raven", "RavenForCausalLM", write_huginn, true},
       {"llama", "LlamaForCausalLM", write_llama},
       {"llama4", "Llama4ForConditionalGeneration", write_llama4},
       {"llama4_text", "Llama4ForCausalLM", write_llama4_text},
       {"mistral", "MistralForCausalLM", write_mistral},
       {"mixtral", "MixtralForCausalLM", write_mixtral},
       {"olmoe", "OlmoeForCausalLM", write_olmoe},
+      {"ouro", "OuroForCausalLM", write_ouro, true},
       {"qwen2", "Qwen2ForCausalLM", write_qwen2},
       {"qwen2_moe", "Qwen2MoeForCausalLM", write_qwen2_moe},
       {"qwen3", "Qwen3ForCausalLM", write_qwen3},

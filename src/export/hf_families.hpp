@@ -20,6 +20,8 @@ struct HfFamily {
   std::string_view model_type;
   std::string_view architecture;  // transformers' causal-LM class, for "architectures"
   HfWriter write;
+  // The family's own keys carry its loop (Ouro's total_ut_steps): no smelt "loop" block is added.
+  bool own_loop = false;
 };
 
 // Every family the import reads, sorted by model_type.

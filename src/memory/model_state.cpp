@@ -6,6 +6,7 @@
 // (routed experts: over their own data-parallel ranks).
 #include "memory/model_state.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "memory/division.hpp"
@@ -34,7 +35,7 @@ struct Shares {
 
 std::int64_t layer_tensors(const ModelConfig& c, std::int64_t layer) {
   const auto& a = c.attention;
-  std::int64_t n = 2 * norm_tensors(c);  // the two sublayer norms
+  std::int64_t n = (c.norm_placement == NormPlacement::pre ? 2 : 4) * norm_tensors(c);  // the sublayer norms
   if (a.type == AttentionType::mla) {
     n += a.mla.q_lora_rank > 0 ? 2 + norm_tensors(c) : 1;  // q_a, q_b and its norm, or q_proj
     n += 2 + norm_tensors(c) + 1 + (a.out_bias ? 1 : 0);   // kv_a, kv_b, the latent's norm, o_proj
@@ -96,8 +97,10 @@ ModelState model_state(const ModelConfig& c, const CostReport& cost, const Resol
     const std::int64_t head = c.tie_embeddings ? (first ? 0 : cost.params.embedding) : cost.params.lm_head;
     dense("lm_head", head, l.tp);
     dense("norms", cost.params.terms.norms - layer_norms, 1);
+    dense("loop_extras", cost.params.terms.loop_extras, 1);  // exit gates, beside the final norm
     dense("mtp", cost.params.mtp, l.tp);
-    s.tensors += (head > 0 ? 1 : 0) + norm_tensors(c);
+    const auto gates = std::count_if(c.loops.begin(), c.loops.end(), [](const LoopConfig& g) { return g.exit_gate; });
+    s.tensors += (head > 0 ? 1 : 0) + norm_tensors(c) + 2 * gates;  // an exit gate: weight and bias
     if (c.mtp_modules > 0) {
       s.tensors += c.mtp_modules * (3 * norm_tensors(c) + 1 + layer_tensors(c, c.num_layers - 1));
       if (c.is_moe_layer(c.num_layers - 1) && c.moe.router_bias && c.moe.router_score == RouterScore::sigmoid)

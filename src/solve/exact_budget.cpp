@@ -28,6 +28,7 @@ ExactBudgets budgets_from_report(const ModelConfig& config, const std::vector<st
     for (const auto& l : r.layers)
       flops += static_cast<i128>(l.visits) * (static_cast<i128>(context) * l.matmul_flops_per_visit +
                                               static_cast<i128>(l.score_flops_per_pair) * l.attended_pairs);
+    flops += static_cast<i128>(context) * loop_extras(config).matmul_flops_per_token;
     out.flops_non_embedding.push_back(flops);
     out.lm_head.push_back(static_cast<i128>(context) * 2 * config.hidden_size * config.vocab_size);
     out.kv_bytes.push_back(r.kv.bytes_at_context);
@@ -71,9 +72,13 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
   try {
     for (const std::int64_t context : contexts) {
       if (context < 1 || context > kMaxContext) return budgets_from_report(c, contexts);  // count()'s error
-      i128 flops = 0;
+      if (std::any_of(c.loops.begin(), c.loops.end(),
+                      [](const LoopConfig& l) { return l.kv_policy != KvPolicy::per_visit; }))
+        return budgets_from_report(c, contexts);  // a span that caches less than a slot per visit
+      const LoopExtras extras = loop_extras(c);
+      i128 flops = static_cast<i128>(context) * extras.matmul_flops_per_token;
       i128 kv = 0;
-      i128 params = final_norm;
+      i128 params = final_norm + extras.params;
       for (const LayerKind& k : layers.kinds) {
         if (k.first_layer < 0) continue;
         const LayerCost l = layer_cost(c, k.first_layer, k.moe, k.attention, context, {.context_length = context});

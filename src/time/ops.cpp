@@ -162,9 +162,11 @@ struct Builder {
 
   void visit_ops(i64 l0) {
     const i64 n = x.tokens, h = x.c.hidden_size;
+    const bool sandwich = x.c.norm_placement != NormPlacement::pre;  // a norm on each sublayer's output too
     norm(n, h);
     attention(l0);
     tp_reduce(n);
+    if (sandwich) norm(n, h);
     residual(n);
     norm(n, h);
     if (x.c.is_moe_layer(l0))
@@ -172,7 +174,44 @@ struct Builder {
     else
       ffn("dense_ffn", n, x.c.ffn.dense_width, l().tp, 0);
     tp_reduce(n);
+    if (sandwich) norm(n, h);
     residual(n);
+  }
+
+  // What the spans run beside their layers at each pass's end (Ouro): the final norm after every pass but
+  // the last, the exit gate H -> 1 after every pass. On the last stage, where the spans end (validate()).
+  void loop_extras() {
+    const i64 n = x.tokens, h = x.c.hidden_size;
+    for (const LoopConfig& span : x.c.loops) {
+      if (span.first == 0) continue;
+      if (span.norm_each_pass && span.count > 1) {
+        norm(n, h);
+        ops.back().times = span.count - 1;
+      }
+      if (span.norm_after) norm(n, h);
+      if (span.exit_gate) {
+        add_gemm("loop_extras", n, 1, h);
+        ops.back().times = span.count;
+      }
+      // The adapter before every pass and each layer's LoRA products on every pass; a pass truncated
+      // backprop leaves forward-only runs them without a backward.
+      const i64 untrained = x.decode || span.backprop_passes == 0 ? 0 : span.count - span.backprop_passes;
+      const auto per_pass = [&](i64 m, i64 cols, i64 inner, i64 per) {
+        for (const bool no_grad : {false, true}) {
+          const i64 times = (no_grad ? untrained : span.count - untrained) * per;
+          if (times == 0) continue;
+          add_gemm("loop_extras", m, cols, inner);
+          ops.back().times = times;
+          ops.back().no_grad = no_grad;
+        }
+      };
+      if (span.injection == Injection::linear) per_pass(n, h, 2 * h, 1);
+      for (const LoraTarget t : span.lora_rank > 0 ? span.lora_targets : std::vector<LoraTarget>{}) {
+        const ProjectionShape s = projection_shape(x.c, t);
+        per_pass(n, span.lora_rank, s.in, span.last - span.first + 1);   // A: in -> rank
+        per_pass(n, s.out, span.lora_rank, span.last - span.first + 1);  // B: rank -> out
+      }
+    }
   }
 
   void head_and_loss() {
@@ -210,6 +249,7 @@ std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, 
     bool moe;
     LayerAttention attention;
     bool recomputed;
+    bool no_grad;
     std::size_t from, to;  // its first visit's ops in b.ops
   };
   std::vector<Kind> kinds;
@@ -222,8 +262,12 @@ std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, 
     // Full recompute: the first recompute_layers visits of the stage (all when 0) run forward again.
     const bool recomputed =
         !x.decode && l.recompute == Recompute::full && (l.recompute_layers == 0 || ordinal <= l.recompute_layers);
+    // Truncated backprop: a span's passes before its last backprop_passes run without gradients.
+    const LoopConfig* span = x.c.loop_of(v.layer);
+    const bool no_grad =
+        !x.decode && span != nullptr && span->backprop_passes > 0 && v.visit < span->count - span->backprop_passes;
     const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) {
-      return k.moe == moe && k.attention == attention && k.recomputed == recomputed;
+      return k.moe == moe && k.attention == attention && k.recomputed == recomputed && k.no_grad == no_grad;
     });
     if (same != kinds.end()) {
       for (std::size_t i = same->from; i < same->to; ++i) ++b.ops[i].times;
@@ -233,13 +277,17 @@ std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, 
     const std::size_t from = b.ops.size();
     b.visit_ops(v.layer);
     // Selective recompute: the attention cores alone.
-    for (std::size_t i = from; i < b.ops.size(); ++i)
+    for (std::size_t i = from; i < b.ops.size(); ++i) {
+      b.ops[i].no_grad = no_grad;
       b.ops[i].recomputed =
-          recomputed || (!x.decode && l.recompute == Recompute::selective && b.ops[i].kind == OpKind::attention);
-    kinds.push_back({moe, attention, recomputed, from, b.ops.size()});
+          !no_grad &&
+          (recomputed || (!x.decode && l.recompute == Recompute::selective && b.ops[i].kind == OpKind::attention));
+    }
+    kinds.push_back({moe, attention, recomputed, no_grad, from, b.ops.size()});
   }
   b.layer = b.visit = 0;
   if (last) {
+    b.loop_extras();
     b.head_and_loss();
     if (!x.decode)
       for (i64 module = 0; module < x.c.mtp_modules; ++module) {
@@ -262,6 +310,7 @@ std::vector<Op> backward_ops(const std::vector<Op>& forward) {
   out.reserve(forward.size() * 3);
   for (std::size_t j = forward.size(); j-- > 0;) {
     const Op& f = forward[j];
+    if (f.no_grad) continue;  // a pass before the last backprop_passes: forward only
     if (f.recomputed) {
       Op again = f;
       again.name = "recompute";

@@ -1,4 +1,4 @@
-# smelt-match export: both targets, the family option, refusals and --out.
+# smelt-match export: the three targets, the family option, refusals and --out.
 smelt_cli_test(export.megatron.54b EXIT 0 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to megatron
                STDOUT "--num-layers 30\n--hidden-size 2304\n.*--kv-channels 96\n.*--moe-ffn-hidden-size 768\n")
 smelt_cli_test(export.megatron.loop EXIT 0 ARGS export ${SMELT_EX}/smelt-looped-12l.json --to megatron
@@ -19,7 +19,11 @@ smelt_cli_test(export.megatron.family EXIT 2 ARGS export ${SMELT_EX}/smelt-basel
 smelt_cli_test(export.megatron.chunked EXIT 2 ARGS export ${SMELT_EX}/hf/llama4-scout.json --to megatron
                STDERR "Megatron-LM cannot express chunked attention")
 smelt_cli_test(export.bad_target EXIT 2 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to torch
-               STDERR "--to: torch not in {hf,megatron}")
+               STDERR "--to: torch not in {hf,megatron,executorch}")
+smelt_cli_test(export.executorch_round_trip EXIT 0 ARGS export ${SMELT_EX}/executorch/llama3.2-1b-block-repeat.json
+               --to executorch STDOUT "\"start\": 10,\n      \"end\": 14,\n      \"count\": 3")
+smelt_cli_test(export.executorch_family EXIT 2 ARGS export ${SMELT_EX}/smelt-baseline-54b.json --to executorch
+               --family llama STDERR "applies to a Hugging Face export only")
 smelt_cli_test(export.missing_config EXIT 4 ARGS export ${SMELT_EX}/no-such.json --to hf
                STDERR "while reading config '.*no-such.json'")
 smelt_cli_test(export.bad_config EXIT 2 ARGS export ${SMELT_BAD}/violations.json --to hf

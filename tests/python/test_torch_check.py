@@ -225,13 +225,15 @@ EXAMPLES = sorted(
 def cut(cfg: dict, layers: int = 4) -> dict:
     """At most `layers` layers for the FLOP and KV part, to keep the suite fast: the first ones (the attention
     pattern, of length 1, 2 or 4, and the dense-first layers are kept, since they come first), and a loop
-    becomes span 2-3 with its count and residual scale. Parameters are checked on the whole shrunk config."""
+    becomes span 2-3 with its count and residual scale (1 to `layers` for a span with per-pass extras, which
+    must end at the last layer). Parameters are checked on the whole shrunk config."""
     c = json.loads(json.dumps(cfg))
     if c["num_layers"] <= layers:
         return c
     c["num_layers"] = layers
-    if c.get("loop"):
-        c["loop"]["span"] = "2-3"
+    if c.get("loop"):  # a span through the last layer (Ouro's whole stack) still ends there
+        ends = c["loop"].get("exit_gate") or c["loop"].get("norm_each_pass")
+        c["loop"]["span"] = f"1-{layers}" if ends else "2-3"
     sel = (c.get("moe") or {}).get("layers")
     if isinstance(sel, list):
         c["moe"]["layers"] = [i for i in sel if i <= layers]
@@ -252,8 +254,11 @@ def test_every_example_agrees_term_by_term(name):
     assert [r for r in rows if not r.exact] == []
     terms = {(r.part, r.term) for r in rows}
     # 9 params, 12 forward, 2 training, 2 kv rows; with MTP modules params.mtp and forward.mtp, and no
-    # flop-counter training row (that convention has no MTP).
-    assert len(terms) == len(rows) == (26 if cfg.get("mtp_modules", 0) else 25)
+    # flop-counter training row (that convention has no MTP); with a span's extras (Ouro's exit gate,
+    # Huginn's adapter) params.loop_extras and forward.loop_extras.
+    extras = 2 if smelt.count(cfg).to_dict()["params"]["terms"]["loop_extras"] else 0
+    truncated = 1 if (cfg.get("loop") or {}).get("backprop_passes") else 0  # Huginn: no flop-counter training row
+    assert len(terms) == len(rows) == (26 if cfg.get("mtp_modules", 0) else 25) + extras - truncated
     if cfg.get("mtp_modules", 0):
         assert {("params", "mtp"), ("forward", "mtp")} <= terms
 

@@ -1,5 +1,7 @@
 """Loop forms beyond the SMELT recipe in the reference model (smelt.torch) against smelt's counts, term by
-term: several spans with their own counts (a block-repeat config). Parameters per term, FlopCounterMode's
+term: several spans with their own counts (a block-repeat config), Ouro's whole-stack loop (sandwich norms,
+a final norm and an exit gate every step) and Huginn's recurrent block (an adapter every pass, truncated
+backprop). Parameters per term, FlopCounterMode's
 forward and training FLOPs, one KV slot per attention visit, and decoding from the cache equal to a full
 forward. Skipped where torch is missing."""
 
@@ -11,6 +13,7 @@ torch = pytest.importorskip("torch")
 
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from torch_support import check_forward_flops, check_training_flops, example  # noqa: E402
 
 
@@ -23,7 +26,99 @@ def two_spans() -> dict:
     return smelt.read_config(cfg).to_dict()
 
 
-CASES = {"two-spans": two_spans}
+def ouro() -> dict:
+    """examples/hf/ouro-1.4b.json shrunk, 3 layers: the whole stack run 4 times, sandwich norms, the final
+    norm and the exit gate after every step."""
+    cfg = st.shrink(example("hf/ouro-1.4b.json"))
+    cfg["num_layers"] = 3
+    cfg["loop"]["span"] = "1-3"
+    return smelt.read_config(cfg).to_dict()
+
+
+def huginn(count: int = 3, backprop: int = 0) -> dict:
+    """examples/hf/huginn-0125.json shrunk: prelude 2, the recurrent block of 4 run ``count`` times with the
+    adapter before every pass, coda 2, sandwich norms on the residual sums, q/k biases; ``backprop`` passes
+    with gradients (0: all)."""
+    cfg = st.shrink(example("hf/huginn-0125.json"))
+    cfg["loop"].update(count=count, backprop_passes=backprop)
+    return smelt.read_config(cfg).to_dict()
+
+
+def lora() -> dict:
+    """examples/loops/relaxed-recursive-lora.json shrunk: layers 4-9 of 12 run twice, each pass of each
+    layer with its own rank-16 LoRA on q and v (the shrunk widths keep the rank below every side)."""
+    cfg = st.shrink(example("loops/relaxed-recursive-lora.json"))
+    cfg["loop"]["lora_targets"] = ["q", "v", "o", "gate", "up", "down"]
+    cfg["loop"]["lora_rank"] = 4
+    return smelt.read_config(cfg).to_dict()
+
+
+CASES = {"two-spans": two_spans, "ouro": ouro, "huginn": huginn, "lora": lora}
+
+
+def test_lora_by_hand():
+    cfg = lora()
+    model = st.build_model(cfg, device="meta")
+    h, d = cfg["hidden_size"], cfg["ffn"]["dense_width"]
+    q, kv = (cfg["attention"][k] * cfg["attention"]["head_dim"] for k in ("num_heads", "num_kv_heads"))
+    # rank 4 x (in + out) for q, v, o, gate, up, down; 6 layers; 2 passes, each its own
+    sides = (h + q) + (h + kv) + (q + h) + 2 * (h + d) + (d + h)
+    assert st.param_terms(model)["loop_extras"] == 4 * sides * 6 * 2
+    # layers 1-3, 4-9 (pass 0), 4-9 again (pass 1), 10-12
+    assert model.visit_pass == [0] * 9 + [1] * 6 + [0] * 3
+    layer = model.layers[3]
+    assert len(layer.attn.q_proj.adapters) == 2 and not hasattr(model.layers[2].attn.q_proj, "adapters")
+    with pytest.raises(ValueError, match="not built with a per-visit LoRA"):
+        st.build_model(cfg, device="meta", recompute="full")
+
+
+def test_huginn_structure_by_hand():
+    cfg = huginn()
+    assert cfg["norm_placement"] == "sandwich_residual" and cfg["attention"]["qk_bias"]
+    model = st.build_model(cfg, device="meta")
+    h, q = cfg["hidden_size"], cfg["attention"]["num_heads"] * cfg["attention"]["head_dim"]
+    terms = st.param_terms(model)
+    assert terms["loop_extras"] == 2 * h * h  # the adapter, Linear(2H, H) without bias
+    assert model.layers[0].attn.q_proj.bias.numel() == q and model.layers[0].attn.v_proj.bias is None
+    # prelude 1 2, the block 3-6 three times, coda 7 8: passes start at visits 2, 6, 10; ln_f after visit 13
+    assert [i + 1 for i, _ in model.schedule] == [1, 2] + [3, 4, 5, 6] * 3 + [7, 8]
+    assert sorted(model.pass_starts) == [2, 6, 10] and model.norm_after == {13}
+
+
+def test_huginn_truncated_backprop_skips_the_early_passes_backward():
+    # FlopCounterMode on forward + backward with 1 of 3 passes trained: 3 x forward - 2 x 2 passes, one pass
+    # being the forward of count 3 minus that of count 2 (the same model but one pass: the adapter included).
+    t = 16
+    fwd = {r: smelt.count(huginn(r), context=t, convention="flop-counter").to_dict()["flops_per_token"] for r in (2, 3)}
+    one_pass = fwd[3]["forward_per_sequence"] - fwd[2]["forward_per_sequence"]
+    cfg = huginn(3, backprop=1)
+    model = st.build_model(cfg, seed=0)
+    tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc:
+        model(tokens).sum().backward()
+    assert fc.get_total_flops() == 3 * fwd[3]["forward_per_sequence"] - 2 * 2 * one_pass
+    # smelt's own count says the same on its causal convention: 3 x forward - 2 x 2 passes
+    own = {r: smelt.count(huginn(r, backprop=1 if r == 3 else 0), context=t).to_dict()["flops_per_token"] for r in (2, 3)}
+    assert own[3]["training"] == 3 * own[3]["forward"] - 2 * 2 * (own[3]["forward"] - own[2]["forward"])
+    # the prelude still learns through the trained pass's adapter; the untrained passes' layers only through it
+    assert model.layers[0].attn.q_proj.weight.grad is not None and model.injections[0].weight.grad is not None
+
+
+def test_ouro_structure_by_hand():
+    cfg = ouro()
+    assert cfg["norm_placement"] == "sandwich"
+    assert cfg["loop"] == {"span": "1-3", "count": 4, "residual_scale": 1.0, "norm_each_pass": True, "exit_gate": True}
+    model = st.build_model(cfg, seed=0)
+    h = cfg["hidden_size"]
+    terms = st.param_terms(model)
+    assert terms["loop_extras"] == h + 1  # one Linear(H, 1) with its bias
+    assert terms["norms"] == 3 * 4 * h + h  # four norms a layer, the final norm
+    # the final norm after steps 1-3 (fed on) and after the last; a gate logit per step
+    assert sorted(model.pass_ends) == [2, 5, 8, 11]
+    assert [model.pass_ends[v][0] for v in (2, 5, 8, 11)] == [True, True, True, False]
+    tokens = torch.randint(0, cfg["vocab_size"], (2, 7), generator=torch.Generator().manual_seed(0))
+    model(tokens)
+    assert [tuple(g.shape) for g in model.exit_logits] == [(2, 7, 1)] * 4
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

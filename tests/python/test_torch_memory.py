@@ -30,7 +30,11 @@ _spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "bench" / 
 probe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(probe)
 
-EXAMPLES = sorted(p for p in EX.glob("*.json")) + sorted((EX / "hf").glob("*.json"))
+# Ouro and Huginn (sandwich norms, per-pass norms, gates and adapters) are refused by the memory model: see the
+# test below.
+EXAMPLES = sorted(p for p in EX.glob("*.json")) + sorted(
+    p for p in (EX / "hf").glob("*.json") if not p.name.startswith(("ouro", "huginn"))
+)
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 
 
@@ -217,3 +221,14 @@ def test_recompute_arguments_are_checked() -> None:
         ReferenceModel(cfg, recompute="selective", recompute_layers=2)
     with pytest.raises(smelt.ConfigError, match="recompute_layers = -1"):
         ReferenceModel(cfg, recompute="full", recompute_layers=-1)
+
+
+def test_ouro_is_refused_by_the_memory_model_not_undercounted() -> None:
+    cfg = _small(EX / "hf" / "ouro-1.4b.json")
+    with pytest.raises(smelt.ConfigError) as e:
+        smelt.memory(cfg, micro_batch=BATCH, seq=SEQ)
+    assert str(e.value) == (
+        'norm_placement = "sandwich": not modelled by the memory model yet (only "pre")\n'
+        'loop = "1-24": a span\'s per-pass norm, exit gate, adapter, LoRA, truncated backprop and KV policy are '
+        "not modelled by the memory model yet"
+    )

@@ -98,6 +98,7 @@ def test_tiny_mla_by_hand():
         "experts": 0,
         "shared_experts": 0,
         "dense_ffn": 3_072,  # 2 * 3*32*16
+        "loop_extras": 0,
     }
     got, total = measured_flop_terms(model, t)
     assert got == {
@@ -109,6 +110,7 @@ def test_tiny_mla_by_hand():
         "experts": 0,
         "shared_experts": 0,
         "dense_ffn": 6_144,  # 2 * 2*3*32*16
+        "loop_extras": 0,
         "lm_head": 4_096,  # 2*32*64
     }
     assert total == 16 * 14_928  # 2,768 + 768 + 1,152 + 6,144 + 4,096 per token

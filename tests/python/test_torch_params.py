@@ -35,9 +35,12 @@ BUILT = [
     "hf/qwen1.5-moe-a2.7b.json",
     "hf/qwen3-30b-a3b.json",
     "hf/olmoe-1b-7b-0924.json",
+    "hf/ouro-1.4b.json",
+    "hf/ouro-2.6b.json",
     "hf/dbrx.json",
     "hf/gpt-oss-20b.json",
     "hf/gpt-oss-120b.json",
+    "hf/huginn-0125.json",
     "hf/deepseek-v2-lite.json",
     "hf/llama4-scout.json",
     "hf/llama4-maverick.json",
@@ -101,6 +104,7 @@ def test_tiny_moe_by_hand():
         "experts": 147_456,  # 3 * 8 * 3*64*32
         "shared_experts": 18_432,  # 3 * 3*64*32
         "dense_ffn": 24_576,  # 3*64*128
+        "loop_extras": 0,  # no exit gate
     }
 
 

@@ -129,11 +129,13 @@ def check_forward_flops(cfg: dict, t: int = 16) -> tuple[torch.nn.Module, dict]:
 def check_training_flops(cfg: dict, t: int = 16) -> torch.nn.Module:
     """FlopCounterMode on a forward + backward of t tokens is 3 x smelt's flop-counter forward: each product's
     backward multiplies two matrices of its size (input and weight gradients, counting.md section 2), the looped
-    layers once per visit in both directions. Returns the model, its gradients filled."""
+    layers once per visit in both directions, exit gates (Ouro) on every pass. Returns the model, its gradients filled."""
     model = st.build_model(cfg, seed=0)
     tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc:
-        model(tokens).sum().backward()
+        out = model(tokens).sum()
+        # An exit gate's logits (Ouro) feed the training loss through the exit distribution: backward through them.
+        (out + sum(g.sum() for g in model.exit_logits)).backward()
     fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
     assert fc.get_total_flops() == 3 * fwd
     return model

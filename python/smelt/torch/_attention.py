@@ -75,8 +75,9 @@ class Attention(nn.Module):
         self.n_h, self.n_kv, self.d = a["num_heads"], a["num_kv_heads"], a["head_dim"]
         self.kind, self.window, self.chunk = kind, a["window"], a["chunk"]
         q, kv = self.n_h * self.d, self.n_kv * self.d
-        self.q_proj = nn.Linear(h, q, bias=a["qkv_bias"])
-        self.k_proj = nn.Linear(h, kv, bias=a["qkv_bias"])
+        qk_bias = a["qkv_bias"] or a.get("qk_bias", False)  # Huginn's qk_bias: q and k only
+        self.q_proj = nn.Linear(h, q, bias=qk_bias)
+        self.k_proj = nn.Linear(h, kv, bias=qk_bias)
         self.v_proj = nn.Linear(h, kv, bias=a["qkv_bias"])
         self.o_proj = nn.Linear(q, h, bias=a["out_bias"])
         self.qk_norm = a["qk_norm"]

@@ -25,7 +25,10 @@ from ._terms import TERMS, param_terms
 
 PARTS = ("params", "forward", "training", "kv")
 # The forward terms FlopCounterMode's module tree gives; attention_core is Q K^T and softmax . V together.
-FLOP_TERMS = ("attention_qkv", "attention_out", "attention_core", "router", "experts", "shared_experts", "dense_ffn")
+FLOP_TERMS = (
+    "attention_qkv", "attention_out", "attention_core", "router", "experts", "shared_experts", "dense_ffn",
+    "loop_extras",
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,10 @@ def flop_terms(model: nn.Module, counts: Mapping[str, int]) -> tuple[dict[str, i
         for sub, mod in attn.named_modules():
             if isinstance(mod, nn.Linear):
                 n = counts.get(f"{base}.attn.{sub}", 0)
-                terms["attention_out" if sub == "o_proj" else "attention_qkv"] += n
+                if ".adapters." in sub:  # a per-visit LoRA (_lora.py)
+                    terms["loop_extras"] += n
+                else:
+                    terms["attention_out" if sub.startswith("o_proj") else "attention_qkv"] += n
                 linear += n
         cores.append(counts.get(f"{base}.attn", 0) - linear)
         total_ffn = counts.get(f"{base}.ffn", 0)
@@ -112,11 +118,22 @@ def flop_terms(model: nn.Module, counts: Mapping[str, int]) -> tuple[dict[str, i
                 terms[k] += n
             terms["other"] += total_ffn - sum(parts.values())
         else:
-            terms["dense_ffn"] += total_ffn
+            lora = sum(
+                counts.get(f"{base}.ffn.{sub}", 0)
+                for sub, mod in ffn.named_modules()
+                if isinstance(mod, nn.Linear) and ".adapters." in sub
+            )
+            terms["loop_extras"] += lora
+            terms["dense_ffn"] += total_ffn - lora
         terms["other"] += counts.get(base, 0) - counts.get(f"{base}.attn", 0) - total_ffn
     terms["attention_core"] = sum(cores)
     layers = sum(counts.get(f"{root}.layers.{i}", 0) for i in range(len(model.layers)))
-    rest = counts.get("Global", 0) - layers
+    # every pass's exit gate (Ouro) and adapter (Huginn), outside the layers; their LoRA is counted above
+    outside = _called(counts, f"{root}.exit_gates", model.exit_gates) + _called(
+        counts, f"{root}.injections", model.injections
+    )
+    terms["loop_extras"] += outside
+    rest = counts.get("Global", 0) - layers - outside
     if getattr(model, "lm_head", None) is not None:
         terms["lm_head"] = counts.get(f"{root}.lm_head", 0)
         terms["other"] += rest - terms["lm_head"]
@@ -177,7 +194,7 @@ def _cores_by_op(model: nn.Module, snap: Mapping[str, Mapping[str, int]]) -> tup
 
 def _run(model: nn.Module, tokens: torch.Tensor, t: int, training: bool) -> dict[str, dict]:
     """FlopCounterMode snapshots: the forward of the first t tokens, then the MTP modules (fed the tokens
-    after them), then forward + backward of the sum of every logit."""
+    after them), then forward + backward of the sum of every logit, exit gates' included."""
     depth = len(model.mtp) if getattr(model, "mtp", None) is not None else 0
     with FlopCounterMode(display=False) as fc:
         if depth:
@@ -187,7 +204,7 @@ def _run(model: nn.Module, tokens: torch.Tensor, t: int, training: bool) -> dict
             snaps = {"forward": _snapshot(fc)}
             out = [logits, *mtp_logits(model, hidden, tokens)]
         else:
-            out = [model(tokens[:, :t])]
+            out = [model(tokens[:, :t]), *model.exit_logits]  # exit gates (Ouro) train with the model
             snaps = {"forward": _snapshot(fc)}
         snaps["mtp"] = _snapshot(fc)
         if training:
@@ -219,6 +236,8 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
     if "params" in parts:
         got, want = param_terms(model), own["params"]
         for k in TERMS:
+            if k == "loop_extras" and want["terms"][k] == got[k] == 0:
+                continue  # a row only for a model whose spans store extras (exit gates)
             rows.append(Row("params", k, want["terms"][k], got[k], want["terms"][k] == got[k]))
         total = sum(got[k] for k in TERMS)
         rows.append(Row("params", "total", want["total"], total, want["total"] == total))
@@ -251,6 +270,8 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
         rows.append(_flop_row("forward", "attention_scores + values", own_core, core, t))
         for k in ("router", "experts", "shared_experts", "dense_ffn", "lm_head"):
             rows.append(_flop_row("forward", k, ft[k], Fraction(terms[k]), t))
+        if ft["loop_extras"] or terms["loop_extras"]:
+            rows.append(_flop_row("forward", "loop_extras", ft["loop_extras"], Fraction(terms["loop_extras"]), t))
         if d:
             rows.append(_flop_row("forward", "mtp", ft["mtp"], mtp_flops, t))
         rows.append(_flop_row("forward", "other (unmapped)", 0.0, Fraction(terms["other"]), t))
@@ -259,7 +280,11 @@ def measure(cfg: Any, context: int = 16, seed: int = 0, parts: tuple[str, ...] =
         rows.append(_flop_row("forward", "total", own["flops_per_token"]["forward"], fwd_causal, t))
     if "training" in parts:
         train = _totals(snaps["training"])["Global"]
-        if not d:  # smelt's flop-counter convention has no MTP (counting.md, 13.4)
+        spans = [c["loop"]] if c.get("loop") else c.get("loops") or []
+        truncated = any(s.get("backprop_passes", 0) for s in spans)
+        # smelt's flop-counter convention has no MTP (counting.md, 13.4), nor truncated backprop: the row below
+        # checks those on smelt's own convention
+        if not d and not truncated:
             three = 3 * fcv["forward"]
             rows.append(_flop_row("training", "total (flop-counter, 3 x forward)", three, Fraction(train), t))
         main, extra = _cores_by_op(model, snaps["training"])

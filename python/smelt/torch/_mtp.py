@@ -71,11 +71,28 @@ def mtp_logits(model: nn.Module, hidden: torch.Tensor, tokens: torch.Tensor) -> 
     return out
 
 
+# Ouro's training objective rewards a spread exit distribution (its entropy regulariser); the weight is the
+# reference model's choice, and no count depends on it.
+EXIT_ENTROPY_WEIGHT = 0.05
+
+
+def exit_entropy(gates: list[torch.Tensor]) -> torch.Tensor:
+    """Mean entropy of Ouro's exit distribution from the gates' logits, one (B, T, 1) tensor per step:
+    lambda_t = sigmoid(gate_t), p_t = lambda_t * prod_{j<t} (1 - lambda_j), the last step the remainder."""
+    lam = torch.sigmoid(torch.cat(gates, dim=-1))  # (B, T, steps)
+    survive = torch.cumprod(1 - lam, dim=-1)
+    before = torch.cat([torch.ones_like(survive[..., :1]), survive[..., :-1]], dim=-1)
+    p = torch.cat([(lam * before)[..., :-1], before[..., -1:]], dim=-1)
+    return -(p * torch.log(p.clamp_min(1e-30))).sum(-1).mean()
+
+
 def training_loss(model: nn.Module, tokens: torch.Tensor, mtp_weight: float) -> torch.Tensor:
     """Next-token cross-entropy on tokens[:, :T] (T = len - D - 1), + mtp_weight / D x the depths' losses.
 
     DeepSeek-V3's L = L_main + (lambda / D) * sum_k L_MTP^k, lambda 0.3 early in its training (section 2.2).
-    Without MTP modules it is the plain next-token loss on tokens[:, :-1].
+    Without MTP modules it is the plain next-token loss on tokens[:, :-1]. With exit gates (Ouro) it subtracts
+    EXIT_ENTROPY_WEIGHT x the exit distribution's entropy, so the gates train; Ouro's expected loss over the
+    steps, which runs the LM head after every step, is not built (docs/counting.md, section 8.1).
     """
     d = len(model.mtp) if model.mtp is not None else 0
     t = tokens.shape[1] - d - 1
@@ -84,6 +101,8 @@ def training_loss(model: nn.Module, tokens: torch.Tensor, mtp_weight: float) -> 
     logits, hidden = trunk(model, tokens[:, :t])
     v = logits.shape[-1]
     loss = F.cross_entropy(logits.reshape(-1, v), tokens[:, 1 : t + 1].reshape(-1))
+    if model.exit_logits:
+        loss = loss - EXIT_ENTROPY_WEIGHT * exit_entropy(model.exit_logits)
     if d:
         depths = mtp_logits(model, hidden, tokens)
         targets = [tokens[:, k + 1 : k + 1 + t] for k in range(1, d + 1)]

@@ -10,12 +10,18 @@ from .._report import TERMS as _REPORT_TERMS
 TERMS: tuple[str, ...] = _REPORT_TERMS["params"]
 
 
+# A layer's norm modules (_model.Block): before each sublayer, and on its output or sum with a sandwich.
+NORMS = ("attn_norm", "ffn_norm", "attn_post_norm", "ffn_post_norm")
+
+
 def _term(name: str) -> str:
     if name.startswith("embed."):
         return "embedding"
     if name.startswith("lm_head."):
         return "lm_head"
-    if name.startswith("final_norm.") or ".attn_norm." in name or ".ffn_norm." in name:
+    if name.startswith(("exit_gates.", "injections.")) or ".adapters." in name:  # per-visit LoRA too
+        return "loop_extras"
+    if name.startswith("final_norm.") or any(f".{n}." in name for n in NORMS):
         return "norms"
     if ".attn." in name:
         return "attention"

@@ -94,9 +94,11 @@ TEST_CASE("the schema version is checked", "[native_json]") {
 TEST_CASE("the format is detected from its keys", "[native_json]") {
   CHECK(detect_format(R"({"schema_version": 1})") == ConfigFormat::native);
   CHECK(detect_format(R"({"model_type": "mixtral"})") == ConfigFormat::huggingface);
+  CHECK(detect_format(R"({"dim": 64, "n_layers": 2})") == ConfigFormat::executorch);
   CHECK_THROWS_WITH(detect_format("{}", "x.json"),
-                    "x.json: cannot tell the format: expected \"schema_version\" (smelt native JSON) or "
-                    "\"model_type\" (Hugging Face config.json)");
+                    "x.json: cannot tell the format: expected \"schema_version\" (smelt native JSON), "
+                    "\"model_type\" (Hugging Face config.json) or \"dim\" and \"n_layers\" (ExecuTorch "
+                    "params.json)");
 }
 
 TEST_CASE("writing a file replaces it whole or not at all", "[native_json]") {

@@ -147,8 +147,24 @@ TEST_CASE("Hugging Face export names every field a family cannot express", "[exp
   CHECK(error_of(bad_name, "gpt_oss") == "name: must be UTF-8 text");
   CHECK(error_of(bad_name, "") == "name: must be UTF-8 text");
   CHECK(error_of(gpt_oss, "gpt-oss") ==
-        "export_hf::family = \"gpt-oss\": must be one of dbrx, deepseek_v2, deepseek_v3, gpt_oss, llama, llama4, "
-        "llama4_text, mistral, mixtral, olmoe, qwen2, qwen2_moe, qwen3, qwen3_moe");
+        "export_hf::family = \"gpt-oss\": must be one of dbrx, deepseek_v2, deepseek_v3, gpt_oss, huginn_raven, "
+        "llama, llama4, llama4_text, mistral, mixtral, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe");
+}
+
+TEST_CASE("Ouro's loop travels in its own keys, and what its schema cannot hold is named", "[export]") {
+  const ModelConfig ouro = smelt::read_config(kExamples / "hf/ouro-1.4b.json");
+  const auto out = nlohmann::json::parse(smelt::export_hf(ouro, "ouro"));
+  CHECK(out["total_ut_steps"] == 4);
+  CHECK(out["architectures"] == nlohmann::json::array({"OuroForCausalLM"}));
+  CHECK(!out.contains("loop"));  // no smelt loop block: total_ut_steps is the loop
+  CHECK(smelt::default_hf_family(ouro) == "ouro");
+  // Llama 3.1 with the SMELT recipe's loop, pre-norm: Ouro's schema loops the whole stack with sandwich norms.
+  ModelConfig llama = smelt::read_config(kExamples / "hf/llama-3.1-8b.json");
+  llama.loops = {{9, 24, 2, 0.5}};
+  CHECK(error_of(llama, "ouro") ==
+        "norm_placement = \"pre\": the Hugging Face ouro schema cannot express it (it reads back as \"sandwich\")\n"
+        "loops = [{\"count\":2,\"residual_scale\":0.5,\"span\":\"9-24\"}]: the Hugging Face ouro schema cannot "
+        "express it (it reads back as [{\"count\":1,\"exit_gate\":true,\"norm_each_pass\":true,\"residual...)");
 }
 
 TEST_CASE("The Hugging Face import reads a loop block and names its errors", "[export]") {

@@ -29,7 +29,7 @@ void require_same_looped(ModelConfig c) {
   for (const auto& contexts : kContexts) {
     c.loops = {};
     require_same(c, contexts);
-    for (const LoopConfig loop :
+    for (const LoopConfig& loop :
          {LoopConfig{1, 1, 3, 1.0}, LoopConfig{2, c.num_layers, 2, 1.0}, LoopConfig{1, c.num_layers, 4, 1.0}}) {
       if (loop.last > c.num_layers || loop.first > loop.last) continue;
       c.loops = {loop};

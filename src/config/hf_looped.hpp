@@ -1,0 +1,17 @@
+// Readers of the looped families' own config.json keys (config/hf_looped.cpp):
+// models whose published configs carry their loop, which smelt reads into
+// ModelConfig::loops. Each returns the per-layer attention kinds, as the
+// other family readers in config/hf_import.cpp do.
+#pragma once
+
+#include <vector>
+
+#include "smelt/config.hpp"
+#include "util/json_reader.hpp"
+
+namespace smelt::detail {
+
+std::vector<LayerAttention> read_ouro(JsonObject& o, ModelConfig& c);
+std::vector<LayerAttention> read_huginn(JsonObject& o, ModelConfig& c);
+
+}  // namespace smelt::detail
