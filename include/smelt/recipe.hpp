@@ -18,7 +18,8 @@ namespace smelt {
 
 // Which layers a recipe loops, resolved against a depth by resolve_loop.
 struct LoopSpan {
-  enum class Kind { middle_half, full, fraction, layers };
+  // keep: no new loop; the Baseline's own spans (several, with their extras) stay as they are.
+  enum class Kind { middle_half, full, fraction, layers, keep };
 
   Kind kind = Kind::middle_half;
   double fraction = 0;     // Kind::fraction: of the layers, in [0, 1]; 0 loops nothing
@@ -27,6 +28,7 @@ struct LoopSpan {
 
   static LoopSpan middle_half() { return {}; }
   static LoopSpan full() { return {Kind::full, 0, 0, 0}; }
+  static LoopSpan keep() { return {Kind::keep, 0, 0, 0}; }
   static LoopSpan of_fraction(double f) { return {Kind::fraction, f, 0, 0}; }
   static LoopSpan layers(std::int64_t first_layer, std::int64_t last_layer) {
     return {Kind::layers, 0, first_layer, last_layer};
@@ -35,7 +37,7 @@ struct LoopSpan {
   friend bool operator==(const LoopSpan&, const LoopSpan&) = default;
 };
 
-// The span's words, one parser for every reader: "middle-half", "full", a
+// The span's words, one parser for every reader: "middle-half", "full", "keep", a
 // fraction "0.25" or percentage "25%" (a fraction has a decimal point: a bare
 // integer is a layer, except "0", the fraction 0), or layers "4-9" (a single
 // layer "7"). Throws config_error naming `field`, the text and the rule; a
@@ -61,7 +63,7 @@ struct OptionTable<LoopRecipe> {
   using Field = OptionField<LoopRecipe, LoopSpan, std::int64_t, std::optional<double>, std::optional<std::int64_t>>;
   static constexpr auto fields = std::to_array<Field>({
       {"span", OptionKind::word, &LoopRecipe::span, 0, 0,
-       "Looped layers: middle-half, full, a fraction (0.25 or 25%), or 1-based \"4-9\""},
+       "Looped layers: middle-half, full, a fraction (0.25 or 25%), 1-based \"4-9\", or keep (the Baseline's own)"},
       {"loops", OptionKind::integer, &LoopRecipe::loops, 1, LoopRecipe::max_loops, "Passes through the span"},
       {"residual_scale", OptionKind::number, &LoopRecipe::residual_scale, -kUnbounded, kUnbounded,
        "Scale on looped residual updates, positive and finite (default 1/{loops})"},

@@ -200,6 +200,36 @@ std::string MegatronArguments::text() const {
   return out;
 }
 
+namespace {
+
+// What the looped families add (config.hpp): what stores parameters Megatron-LM's arguments cannot build is
+// refused, as any lost field; what only changes the run of a pass is said in a comment beside the loop's.
+void looped_family(const ModelConfig& c, Writer& w, detail::Violations& bad) {
+  constexpr std::string_view kNone = "Megatron-LM's arguments build no such module";
+  if (c.norm_placement != NormPlacement::pre)
+    bad.add("norm_placement", fmt::format("\"{}\"", to_string(c.norm_placement)),
+            "Megatron-LM's layers are pre-norm: its arguments build two norms a layer, not four");
+  if (c.attention.qk_bias) bad.add("attention.qk_bias", "true", std::string(kNone) + " (--add-qkv-bias biases v too)");
+  for (std::size_t i = 0; i < c.loops.size(); ++i) {
+    const LoopConfig& l = c.loops[i];
+    const std::string name = c.loops.size() == 1 ? std::string("loop") : fmt::format("loops[{}]", i);
+    if (l.exit_gate) bad.add(name + ".exit_gate", "true", std::string(kNone));
+    if (l.injection != Injection::none)
+      bad.add(name + ".injection", fmt::format("\"{}\"", to_string(l.injection)), std::string(kNone));
+    if (l.lora_rank > 0) bad.add(name + ".lora_rank", fmt::format("{}", l.lora_rank), std::string(kNone));
+    if (l.norm_each_pass || l.norm_after)
+      w.comment(fmt::format("layers {}: the final norm also runs {} (its weights, no more parameters)", format_span(l),
+                            l.norm_each_pass ? "after every pass" : "after the last pass"));
+    if (l.backprop_passes > 0)
+      w.comment(fmt::format("layers {}: the backward runs through the last {} of the {} passes only", format_span(l),
+                            l.backprop_passes, l.count));
+    if (l.kv_policy != KvPolicy::per_visit)
+      w.comment(fmt::format("layers {}: KV cache policy \"{}\" across passes", format_span(l), to_string(l.kv_policy)));
+  }
+}
+
+}  // namespace
+
 MegatronArguments export_megatron(const ModelConfig& c) {
   validate(c);
   detail::require_utf8_name(c);
@@ -240,6 +270,7 @@ MegatronArguments export_megatron(const ModelConfig& c) {
   w.add("--seq-length", c.context_length);
   w.add("--max-position-embeddings", c.context_length);
   if (!c.tie_embeddings) w.add("--untie-embeddings-and-output-weights");
+  looped_family(c, w, bad);
   bad.throw_if_any();
   return std::move(w.out);
 }

@@ -31,6 +31,7 @@ LoopSpan parse_loop_span(std::string_view text, std::string_view field) {
   };
   if (text == "middle-half") return LoopSpan::middle_half();
   if (text == "full") return LoopSpan::full();
+  if (text == "keep") return LoopSpan::keep();
   if (text == "0") return LoopSpan::of_fraction(0);  // no layer 0 exists: the fraction 0, no loop
   if (const auto fraction = parse_fraction(text)) {
     if (!(*fraction >= 0 && *fraction <= 1)) throw refuse("a fraction must lie in [0, 1]");  // NaN fails both
@@ -41,7 +42,7 @@ LoopSpan parse_loop_span(std::string_view text, std::string_view field) {
     parse_span(text, field, loop);  // the layer syntax of a config's loop.span
     return LoopSpan::layers(loop.first, loop.last);
   } catch (const config_error&) {
-    throw refuse("must be middle-half, full, a fraction (0.25 or 25%) or 1-based layers such as \"4-9\"");
+    throw refuse("must be middle-half, full, keep, a fraction (0.25 or 25%) or 1-based layers such as \"4-9\"");
   }
 }
 
@@ -51,6 +52,8 @@ std::string to_string(const LoopSpan& span) {
       return "middle-half";
     case LoopSpan::Kind::full:
       return "full";
+    case LoopSpan::Kind::keep:
+      return "keep";
     case LoopSpan::Kind::fraction: {
       // The shortest text that reads back to the same double, with the decimal
       // point the parser wants ("1" would be layer 1): 1 -> "1.0", 1e-05 -> "1.0e-05".

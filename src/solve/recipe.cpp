@@ -44,6 +44,8 @@ LoopConfig resolve_loop(const LoopRecipe& recipe, std::int64_t num_layers) {
     case LoopSpan::Kind::full:
       loop = centred(num_layers, num_layers);
       break;
+    case LoopSpan::Kind::keep:  // the solver keeps the Baseline's spans (solve/space.cpp)
+      break;
     case LoopSpan::Kind::fraction:
       if (!(span.fraction >= 0 && span.fraction <= 1))  // NaN fails both, and may not reach the cast below
         errors.add("LoopRecipe::span", shown, "a fraction must lie in [0, 1]");

@@ -94,6 +94,19 @@ i64 resolve_depth_and_loop(const ModelConfig& b, const LoopRecipe& recipe, Plan&
     errors.add("LoopRecipe::depth", shown, "the Baseline lists its MoE layers explicitly, so its depth cannot change");
   const i64 depth = depth_ok ? plan.depth : b.num_layers;
   errors.collect([&] { plan.loop = resolve_loop(recipe, depth); });
+  plan.keep_loops = recipe.span.kind == LoopSpan::Kind::keep;
+  if (plan.keep_loops) {
+    if (depth_ok && plan.depth != b.num_layers)
+      errors.add("LoopRecipe::depth", shown,
+                 fmt::format("must stay the Baseline's {} with LoopRecipe::span = \"keep\" (its spans name its "
+                             "layers)",
+                             b.num_layers));
+    for (const LoopConfig& l : b.loops)
+      if (l.active()) {
+        plan.loop = l;
+        break;
+      }
+  }
   return depth;
 }
 
@@ -209,7 +222,7 @@ Plan make_plan(const CheckedConfig& baseline, const LoopRecipe& recipe, const Se
   const auto executed = [](i64 layers, const LoopConfig& l) {
     return layers + (l.active() ? (l.last - l.first + 1) * (l.count - 1) : 0);
   };
-  const bool deeper = executed(depth, plan.loop) >= schedule(b).executed_layers();
+  const bool deeper = plan.keep_loops || executed(depth, plan.loop) >= schedule(b).executed_layers();
   const Domain hidden = resolve_hidden(b, space, deeper, errors);
   const KnobRange experts = resolve_experts(b, space, errors);
   // The smallest and largest listed hidden sizes bound the attention widths.
@@ -264,8 +277,10 @@ std::int64_t Plan::space_size() const {
 ModelConfig make_candidate(const Plan& plan, i64 hidden, i64 experts, const Geometry& g, i64 width) {
   ModelConfig c = plan.baseline;
   c.num_layers = plan.depth;
-  c.loops.clear();  // the recipe's loop replaces the Baseline's spans
-  if (plan.loop.active()) c.loops.push_back(plan.loop);
+  if (!plan.keep_loops) {  // the recipe's loop replaces the Baseline's spans; keep leaves them
+    c.loops.clear();
+    if (plan.loop.active()) c.loops.push_back(plan.loop);
+  }
   set_knobs(plan, hidden, experts, g, width, c);
   return c;
 }

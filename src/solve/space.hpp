@@ -15,7 +15,8 @@ namespace smelt::detail {
 
 struct Plan {
   ModelConfig baseline;
-  LoopConfig loop;
+  LoopConfig loop;          // the recipe's; with keep, the Baseline's first span (for the report)
+  bool keep_loops = false;  // LoopSpan::keep: every candidate keeps the Baseline's spans
   std::int64_t depth = 0;
   std::vector<std::int64_t> hidden;   // ascending
   std::vector<std::int64_t> experts;  // ascending, an arithmetic progression; {0} for dense

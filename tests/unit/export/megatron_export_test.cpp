@@ -198,6 +198,21 @@ TEST_CASE("Megatron export names what Megatron-LM cannot express", "[export]") {
   CHECK(message(c) ==
         "attention.out_bias, ffn.bias = true, false: Megatron-LM cannot express them apart (--disable-bias-linear "
         "switches the output projection's and the FFN's biases together, and with them q, k and v's)");
+  // The looped families: what stores parameters is refused, every field at once.
+  CHECK(message(example("examples/hf/ouro-1.4b.json")) ==
+        "norm_placement = \"sandwich\": Megatron-LM's layers are pre-norm: its arguments build two norms a layer, "
+        "not four\n"
+        "loop.exit_gate = true: Megatron-LM's arguments build no such module");
+  CHECK(message(example("examples/hf/huginn-0125.json")) ==
+        "norm_placement = \"sandwich_residual\": Megatron-LM's layers are pre-norm: its arguments build two norms a "
+        "layer, not four\n"
+        "attention.qk_bias = true: Megatron-LM's arguments build no such module (--add-qkv-bias biases v too)\n"
+        "loop.injection = \"linear\": Megatron-LM's arguments build no such module");
+  // What changes a pass's run and stores nothing is said beside the loop.
+  ModelConfig kept = example("examples/smelt-looped-12l.json");
+  kept.loops.front().kv_policy = smelt::KvPolicy::shared;
+  CHECK(smelt::export_megatron(kept).text().find("# layers 4-9: KV cache policy \"shared\" across passes\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("Megatron export writes rotary positions: its default would add a context x hidden table", "[export]") {

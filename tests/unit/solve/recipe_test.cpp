@@ -64,10 +64,10 @@ TEST_CASE("bad recipes name the option and the rule", "[recipe]") {
         std::vector<std::string>{"LoopRecipe::loops = 0: must be at least 1",
                                  "LoopRecipe::span = \"4-19\": must satisfy 1 <= first <= last <= 12 (the layers)"});
   CHECK(parse_errors("1.5") == std::vector<std::string>{"LoopRecipe::span = \"1.5\": a fraction must lie in [0, 1]"});
-  CHECK(
-      parse_errors("middle") ==
-      std::vector<std::string>{"LoopRecipe::span = \"middle\": must be middle-half, full, a fraction (0.25 or 25%) or "
-                               "1-based layers such as \"4-9\""});
+  CHECK(parse_errors("middle") ==
+        std::vector<std::string>{
+            "LoopRecipe::span = \"middle\": must be middle-half, full, keep, a fraction (0.25 or 25%) or "
+            "1-based layers such as \"4-9\""});
   CHECK(errors_of({.residual_scale = -1.0}, 12) ==
         std::vector<std::string>{"LoopRecipe::residual_scale = -1: must be a positive finite number"});
 }
@@ -82,7 +82,7 @@ TEST_CASE("recipe ranges are checked before any arithmetic on them", "[recipe]")
   CHECK(parse_errors("nan%") == std::vector<std::string>{"LoopRecipe::span = \"nan%\": a fraction must lie in [0, 1]"});
   CHECK(parse_errors("nan") ==
         std::vector<std::string>{
-            "LoopRecipe::span = \"nan\": must be middle-half, full, a fraction (0.25 or 25%) or 1-based "
+            "LoopRecipe::span = \"nan\": must be middle-half, full, keep, a fraction (0.25 or 25%) or 1-based "
             "layers such as \"4-9\""});
   CHECK(parse_errors("inf%") == std::vector<std::string>{"LoopRecipe::span = \"inf%\": a fraction must lie in [0, 1]"});
 }

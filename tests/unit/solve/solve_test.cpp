@@ -56,6 +56,26 @@ TEST_CASE("without a loop the Baseline itself is the exact optimum", "[solve]") 
   CHECK(r.why.empty());
 }
 
+TEST_CASE("span keep: a looped Baseline's own spans and extras stay, and it is its own exact optimum", "[solve]") {
+  // Ouro-1.4B's whole-stack loop with its gate and sandwich norms, shrunk to a quick search; and two spans.
+  for (const char* file : {"hf/ouro-1.4b.json", "loops/block-repeat-two-spans.json"}) {
+    INFO(file);
+    ModelConfig b = example(file);
+    const MatchResult r = solve(b, {.span = LoopSpan::keep()});
+    const Candidate& best = r.candidates.front();
+    CHECK(best.config.loops == b.loops);
+    CHECK(best.max_abs_mismatch_pct == 0.0);
+    CHECK(r.loop == b.loops.front());  // the report's recipe names the first kept span
+  }
+  ModelConfig ouro = example("hf/ouro-1.4b.json");
+  CHECK(errors_of(ouro, {.span = LoopSpan::keep(), .depth = 12}, {}) ==
+        std::vector<std::string>{"LoopRecipe::depth = 12: must stay the Baseline's 24 with LoopRecipe::span = "
+                                 "\"keep\" (its spans name its layers)"});
+  // Without keep the recipe's loop replaces the Baseline's (and with it the per-pass gate).
+  const MatchResult replaced = solve(ouro, {.span = LoopSpan::middle_half()});
+  CHECK(replaced.candidates.front().config.loops == std::vector<LoopConfig>{{7, 18, 2, 0.5}});
+}
+
 TEST_CASE("the 54B-class example matches all three budgets within 0.54%", "[solve]") {
   const ModelConfig b = example("smelt-baseline-54b.json");
   const MatchResult r = solve(b, {});
