@@ -29,6 +29,25 @@ auto parse_word(detail::JsonObject& o, std::string_view key, std::string fallbac
   }
 }
 
+// A list of words under `key`, each read by `parse` (parse_layer_attention, ...); every bad entry is collected.
+template <typename Parse>
+auto word_list(detail::JsonObject& o, std::string_view key, std::string_view rule, Parse parse) {
+  std::vector<decltype(parse("", ""))> out;
+  const auto* list = o.raw(key);
+  if (!list->is_array()) o.violation(key, detail::json_excerpt(*list), std::string(rule));
+  for (std::size_t i = 0; list->is_array() && i < list->size(); ++i) {
+    const std::string field = fmt::format("{}[{}]", o.field(key), i);
+    try {
+      if (!(*list)[i].is_string())
+        throw config_error(Violation(field, detail::json_excerpt((*list)[i]), "must be a string"));
+      out.push_back(parse((*list)[i].get<std::string>(), field));
+    } catch (const config_error& e) {
+      for (const auto& v : e.violations()) o.violation(v);
+    }
+  }
+  return out;
+}
+
 void read_attention(detail::JsonObject a, ModelConfig& c) {
   auto& at = c.attention;
   at.type = parse_word(a, "type", "gqa", parse_attention_type);
@@ -48,21 +67,9 @@ void read_attention(detail::JsonObject a, ModelConfig& c) {
   at.out_bias = a.boolean("out_bias", false);
   at.qk_norm = parse_word(a, "qk_norm", "none", parse_qk_norm);
   at.sinks = a.boolean("sinks", false);
-  if (const auto* p = a.raw("pattern")) {
-    at.pattern.clear();
-    if (!p->is_array())
-      a.violation("pattern", detail::json_excerpt(*p), "must be an array of \"full\", \"sliding\" or \"chunked\"");
-    for (std::size_t i = 0; p->is_array() && i < p->size(); ++i) {
-      const std::string field = fmt::format("{}[{}]", a.field("pattern"), i);
-      try {
-        if (!(*p)[i].is_string())
-          throw config_error(Violation(field, detail::json_excerpt((*p)[i]), "must be a string"));
-        at.pattern.push_back(parse_layer_attention((*p)[i].get<std::string>(), field));
-      } catch (const config_error& e) {
-        for (const auto& v : e.violations()) a.violation(v);
-      }
-    }
-  }
+  if (a.raw("pattern") != nullptr)
+    at.pattern =
+        word_list(a, "pattern", "must be an array of \"full\", \"sliding\" or \"chunked\"", parse_layer_attention);
   at.window = a.integer("window", 0);
   at.chunk = a.integer("chunk", 0);
   a.reject_unknown_keys();
@@ -130,21 +137,10 @@ LoopConfig read_loop(detail::JsonObject l) {
     }
   }
   loop.lora_rank = l.integer("lora_rank", 0);
-  if (const auto* t = l.raw("lora_targets"); t != nullptr && !t->is_null()) {
-    if (!t->is_array())
-      l.violation("lora_targets", detail::json_excerpt(*t),
-                  "must be a list of \"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"");
-    for (std::size_t i = 0; t->is_array() && i < t->size(); ++i) {
-      const std::string field = fmt::format("{}[{}]", l.field("lora_targets"), i);
-      try {
-        if (!(*t)[i].is_string())
-          throw config_error(Violation(field, detail::json_excerpt((*t)[i]), "must be a string"));
-        loop.lora_targets.push_back(parse_lora_target((*t)[i].get<std::string>(), field));
-      } catch (const config_error& e) {
-        for (const auto& v : e.violations()) l.violation(v);
-      }
-    }
-  }
+  if (const auto* t = l.raw("lora_targets"); t != nullptr && !t->is_null())
+    loop.lora_targets =
+        word_list(l, "lora_targets", "must be a list of \"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"",
+                  parse_lora_target);
   l.reject_unknown_keys();
   return loop;
 }

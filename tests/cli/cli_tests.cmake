@@ -84,6 +84,8 @@ smelt_cli_test(error.malformed EXIT 2 ARGS count ${SMELT_BAD}/malformed.json STD
                STDERR "malformed.json:3:19: malformed JSON: syntax error while parsing object key")
 smelt_cli_test(error.violations EXIT 2 ARGS count ${SMELT_BAD}/violations.json STDOUT_EMPTY
                STDERR "hidden_size: missing \\(required\\)\n.*hidden_sise: unknown key \\(did you mean \"hidden_size\"\\?\\)\n.*vocab_size = -3: must be positive\n.*attention.num_kv_heads = 4: must divide attention.num_heads = 6\n.*moe.top_k = 8: must be at most moe.num_experts = 4\n.*loop.span = \"3-9\": must satisfy 1 <= first <= last <= num_layers = 4")
+smelt_cli_test(error.span_words EXIT 2 ARGS count ${SMELT_BAD}/loops/bad-span-words.json STDOUT_EMPTY
+               STDERR "loops\\[1\\].injection = \"gated\": must be one of none, linear\n.*loops\\[1\\].kv_policy = \"sometimes\": must be one of per_visit, shared, active\n.*loops\\[0\\].count = 0: must be positive\n.*loops\\[1\\].span = \"2-5\": must satisfy 1 <= first <= last <= num_layers = 4")
 smelt_cli_test(error.one_bad_of_two EXIT 2 ARGS count ${SMELT_EX}/tiny-moe.json ${SMELT_BAD}/violations.json
                STDOUT_EMPTY STDERR "vocab_size = -3")
 smelt_cli_test(error.missing_file EXIT 4 ARGS count /nonexistent/config.json STDOUT_EMPTY

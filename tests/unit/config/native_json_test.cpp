@@ -139,3 +139,15 @@ TEST_CASE("a config with both loop and loops, or a malformed loops list, is refu
   CHECK(errors_of(head + R"("loops": []})") ==
         std::vector<std::string>{"loops = []: must be a non-empty list of {\"span\", \"count\", ...}"});
 }
+
+TEST_CASE("a span's unknown words are named together: injection, KV policy, LoRA targets", "[native_json]") {
+  CHECK(errors_of(R"({"schema_version": 1, "vocab_size": 10, "num_layers": 4, "hidden_size": 8,
+    "attention": {"num_heads": 2, "num_kv_heads": 1, "head_dim": 4}, "ffn": {"dense_width": 16},
+    "loop": {"span": "2-3", "injection": "gated", "kv_policy": "sometimes", "lora_rank": 2,
+             "lora_targets": ["q", "qkv", 3], "kv_keep": "half"}})") ==
+        std::vector<std::string>{"loop.injection = \"gated\": must be one of none, linear",
+                                 "loop.kv_policy = \"sometimes\": must be one of per_visit, shared, active",
+                                 "loop.kv_keep = \"half\": must be a list of fractions in (0, 1]",
+                                 "loop.lora_targets[1] = \"qkv\": must be one of q, k, v, o, gate, up, down",
+                                 "loop.lora_targets[2] = 3: must be a string"});
+}
