@@ -103,3 +103,14 @@ def test_every_bad_keyword_is_listed_at_once() -> None:
 def test_a_bad_span_word_is_the_parser_s_message() -> None:
     with pytest.raises(smelt.ConfigError, match=r"^LoopRecipe::span = \"middle\""):
         smelt.derive(BASE12, span="middle")
+
+
+def test_span_keep_keeps_a_looped_baselines_own_loop():
+    # Ouro-1.4B's whole stack run 4 times, its per-step norm and exit gate: kept whole, the Baseline its own answer.
+    r = smelt.derive(f"{EXAMPLES}/hf/ouro-1.4b.json", span="keep")
+    assert r.best_config.to_dict()["loop"] == {
+        "span": "1-24", "count": 4, "residual_scale": 1.0, "norm_each_pass": True, "exit_gate": True,
+    }
+    assert r.to_dict()["best"]["max_abs_mismatch_pct"] == 0.0
+    with pytest.raises(smelt.ConfigError, match=r'LoopRecipe::depth = 12: must stay the Baseline\'s 24'):
+        smelt.derive(f"{EXAMPLES}/hf/ouro-1.4b.json", span="keep", depth=12)
