@@ -112,7 +112,7 @@ std::vector<Row> summary_rows(const std::vector<CountedModel>& models, Conventio
     };
     if (any(&FlopTerms::elementwise)) terms("elementwise", [](const FlopTerms& t) { return t.elementwise; });
     if (any(&FlopTerms::loop_extras))
-      terms("loop extras (exit gates)", [](const FlopTerms& t) { return t.loop_extras; });
+      terms("loop extras (gates, adapters, LoRA)", [](const FlopTerms& t) { return t.loop_extras; });
     terms("LM head", [](const FlopTerms& t) { return t.lm_head; });
     if (any(&FlopTerms::mtp)) terms("MTP modules (training)", [](const FlopTerms& t) { return t.mtp; });
     rows.push_back(
