@@ -146,8 +146,9 @@ std::vector<SweepRow> sweep(const CheckedConfig& checked, const SweepOptions& op
     SweepRow row;
     row.span_fraction = f;
     row.recipe.span = LoopSpan::of_fraction(f);
-    if (f == 0) {
+    if (f == 0) {  // the Baseline row: a looped Baseline keeps its own spans (several, with their extras)
       row.recipe.loops = 1;
+      if (baseline.looped()) row.recipe.span = LoopSpan::keep();
       plan.push_back(row);
       continue;
     }

@@ -140,7 +140,7 @@ TEST_CASE("sweep: every row is the solver's best candidate for its recipe", "[sw
   CHECK(rows[16].knobs == knobs(recipe("0%", 1, 18)));
 }
 
-TEST_CASE("sweep: a looped Baseline: span 0 is the unlooped Baseline, depths scale its stored layers", "[sweep]") {
+TEST_CASE("sweep: a looped Baseline: span 0 keeps its loop, depths scale its stored layers", "[sweep]") {
   const ModelConfig b = example("tiny-moe.json");  // 4 layers, 2-3 looped twice: 6 executed
   SweepOptions o;
   o.spans = {0, 0.5};
@@ -148,7 +148,19 @@ TEST_CASE("sweep: a looped Baseline: span 0 is the unlooped Baseline, depths sca
   const auto rows = sweep(b, o);
   REQUIRE(rows.size() == 6);
   CHECK(rows[0].kind == SweepKind::baseline);
-  CHECK(rows[0].executed_layers == 4);
+  CHECK(rows[0].executed_layers == 6);  // the Baseline as it is, its loop kept
+  CHECK(rows[0].config.loops == b.loops);
+  CHECK(rows[0].max_abs_mismatch_pct == 0.0);
+  // Two spans, both kept in the Baseline row; a loop row replaces them with its own loop.
+  const ModelConfig two = example("loops/block-repeat-two-spans.json");
+  SweepOptions t;
+  t.spans = {0, 0.5};
+  t.loops = {2};
+  t.depths = {};
+  const auto kept = sweep(two, t);
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].config.loops == two.loops);
+  CHECK(kept[1].config.loops == std::vector<LoopConfig>{{4, 9, 2, 0.5}});
   CHECK(rows[1].span == "2-3");
   CHECK(rows[1].executed_layers == 6);
   std::vector<std::int64_t> depths;
