@@ -184,7 +184,7 @@ struct ModelConfig {
   LayerAttention attention_at(std::int64_t layer) const;  // 0-based
   // How many times 0-based `layer` executes per token (its span's count inside a span).
   std::int64_t visits(std::int64_t layer) const;
-  // The active span holding 0-based `layer`, or nullptr.
+  // The active span holding 0-based `layer`, or nullptr (spans disjoint and in layer order, as validated).
   const LoopConfig* loop_of(std::int64_t layer) const;
   // The scale on 0-based `layer`'s residual updates: its span's, 1 outside any.
   double residual_scale_at(std::int64_t layer) const;
