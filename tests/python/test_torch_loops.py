@@ -155,3 +155,34 @@ def test_decoding_from_the_per_visit_cache_equals_a_full_forward(name):
     kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
     assert len(cache) == len(model.schedule)
     assert cache.elements() * kv["element_bytes"] == 2 * kv["bytes_at_context"]  # batch 2
+
+
+def shared_kv() -> dict:
+    """The two-span config with recursive KV sharing on its second span (layers 4-6, three passes): the later
+    passes attend to the keys and values the first pass cached; sliding and full layers alternate."""
+    cfg = two_spans()
+    cfg["attention"].update(pattern=["sliding", "full"], window=3)
+    cfg["loops"][1]["kv_policy"] = "shared"
+    return smelt.read_config(cfg).to_dict()
+
+
+def test_shared_kv_caches_the_first_pass_and_still_runs_every_projection():
+    cfg, t = shared_kv(), 12
+    model = st.build_model(cfg, seed=0).double()
+    # 14 visits, 6 of them the later passes of layers 4-6, reading the first pass's slots: 8 slots
+    assert len(model.reads_only) == 6 and max(model.slot_of) + 1 == 8
+    tokens = torch.randint(0, cfg["vocab_size"], (2, t), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        full = model(tokens)
+        cache = st.KVCache()
+        steps = [model(tokens[:, :5], cache=cache)] + [model(tokens[:, i : i + 1], cache=cache) for i in range(5, t)]
+    assert torch.allclose(torch.cat(steps, dim=1), full, rtol=0, atol=1e-10)
+    kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
+    assert cache.elements() * kv["element_bytes"] == 2 * kv["bytes_at_context"]  # batch 2
+    # FLOPs: every pass still runs its q, k and v projections and attends over the shared keys (counting.md 8.1)
+    check_forward_flops(cfg)
+    # the policy changes the outputs: the later passes' keys are the first pass's, not their own
+    per_visit = dict(cfg, loops=[cfg["loops"][0], dict(cfg["loops"][1], kv_policy="per_visit")])
+    with torch.no_grad():
+        other = st.build_model(per_visit, seed=0).double()(tokens)
+    assert not torch.allclose(other, full)

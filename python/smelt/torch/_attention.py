@@ -88,6 +88,8 @@ class Attention(nn.Module):
         self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
         self.scale = 1.0 / math.sqrt(self.d)
         self.checkpoint_core = False  # selective recompute (``core``), set by ReferenceModel
+        # kv_policy 'shared', set by ReferenceModel before each visit: a later pass, or the first pass it reads
+        self.reads_only = self.keeps_recent = False
 
     def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
         """Attention of x's t tokens; with a ``KVCache``, they follow its ``length`` cached tokens."""
@@ -103,9 +105,13 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = rope(q, start), rope(k, start)  # at the absolute positions
         past = cache.get(visit) if cache is not None else None
-        if past is not None:
+        if self.reads_only:  # kv_policy 'shared': the keys and values the first pass attended with in this call
+            k, v = cache.recent[visit]
+        elif past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        if cache is not None:  # what a decoder keeps: all tokens, or the last window / one chunk's capacity
+        if self.keeps_recent:  # the first pass of a shared layer: what its later passes read in this call
+            cache.recent[visit] = (k, v)
+        if cache is not None and not self.reads_only:  # what a decoder keeps: all tokens, or the last window / chunk
             keep = held(self.kind, start + t, self.window, self.chunk)
             cache.put(visit, (k[:, :, k.shape[2] - keep :], v[:, :, v.shape[2] - keep :]))
         rep = self.n_h // self.n_kv  # each KV head serves n_h / n_kv query heads

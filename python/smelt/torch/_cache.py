@@ -20,6 +20,9 @@ class KVCache:
     def __init__(self) -> None:
         self.slots: list[tuple[torch.Tensor, ...]] = []
         self.length = 0
+        # Slot -> the keys and values the last call attended with (cached tokens and its own, untrimmed): what a
+        # later pass under kv_policy 'shared' reads within that call.
+        self.recent: dict[int, tuple[torch.Tensor, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.slots)

@@ -127,10 +127,10 @@ class ReferenceModel(nn.Module):
         # Per-pass extras of the spans (Ouro): visit index -> (norm after it, exit gate index or None).
         spans = self._spans(cfg)
         for span in spans:
-            if span.get("kv_policy", "per_visit") != "per_visit":
+            if span.get("kv_policy", "per_visit") == "active":
                 raise NotImplementedError(
-                    f"kv_policy = {span['kv_policy']!r}: not built in the reference model (it caches one slot per "
-                    "visit); smelt counts it (docs/counting.md, section 8.1)"
+                    "kv_policy = 'active': not built in the reference model (its tokens at each depth are a "
+                    "router's choice); smelt counts it (docs/counting.md, section 8.1)"
                 )
         gated = [s for s in spans if s.get("exit_gate")]
         self.exit_gates = nn.ModuleList(nn.Linear(h, 1) for _ in gated)
@@ -143,6 +143,13 @@ class ReferenceModel(nn.Module):
         self.norm_after = {self._last_visit(s) for s in spans if s.get("norm_after") and s.get("count", 1) > 1}
         # Relaxed recursive: per-visit LoRA on the spans' projections; the pass of each visit of its layer.
         self.lora = attach_lora(self, spans)
+        self.slot_of, self.reads_only = self._kv_slots(spans)
+        self.shared_slots = {self.slot_of[v] for v in self.reads_only}
+        if self.reads_only and recompute != "none":
+            raise ValueError(
+                f"ReferenceModel(): recompute = {recompute!r}: not built with kv_policy 'shared' (a later pass "
+                "reads the first pass's slot, set before it runs)"
+            )
         if self.lora and recompute != "none":
             raise ValueError(
                 f"ReferenceModel(): recompute = {recompute!r}: not built with a per-visit LoRA (the pass a visit "
@@ -182,6 +189,27 @@ class ReferenceModel(nn.Module):
             out += [(i, 1.0) for i in range(nxt, lo)] + [(i, s) for i in range(lo, hi + 1)] * loop["count"]
             nxt = hi + 1
         return out + [(i, 1.0) for i in range(nxt, cfg["num_layers"])]
+
+    def _kv_slots(self, spans: list[dict]) -> tuple[list[int], set[int]]:
+        """The cache slot of each visit, and the visits that only read one: with kv_policy 'shared' a span's later
+        passes attend to the keys and values its first pass cached (recursive KV sharing); otherwise a slot
+        per visit."""
+        shared = [s for s in spans if s.get("kv_policy") == "shared" and s.get("count", 1) > 1]
+        if shared and self.config["attention"]["type"] == "mla":
+            raise NotImplementedError("kv_policy = 'shared' with MLA: not built in the reference model")
+        slot_of: list[int] = []
+        reads: set[int] = set()
+        first: dict[int, int] = {}  # layer -> the slot its latest caching visit wrote
+        slots = 0
+        for v, (i, _) in enumerate(self.schedule):
+            if i in first and any(s["lo"] <= i <= s["hi"] for s in shared):
+                slot_of.append(first[i])  # a later pass: the first pass's slot, read only
+                reads.add(v)
+            else:
+                first[i] = slots
+                slot_of.append(slots)
+                slots += 1
+        return slot_of, reads
 
     def _last_visit(self, span: dict) -> int:
         return max(v for v, (i, _) in enumerate(self.schedule) if i == span["hi"])
@@ -226,8 +254,12 @@ class ReferenceModel(nn.Module):
 
     def _forward(self, tokens: torch.Tensor, cache: KVCache | list | None, grad: bool) -> torch.Tensor:
         kv = KVCache() if isinstance(cache, list) else cache
-        if kv is not None and len(kv) not in (0, len(self.schedule)):
-            raise ValueError(f"KVCache has {len(kv)} slots: this model has {len(self.schedule)} attention visits")
+        slots = max(self.slot_of, default=-1) + 1
+        if kv is not None and len(kv) not in (0, slots):
+            what = "attention visits" if not self.reads_only else "slots (a later pass of a shared span reads its first's)"
+            raise ValueError(f"KVCache has {len(kv)} slots: this model has {slots} {what}")
+        if kv is None and self.reads_only:  # a later pass reads what its first pass keeps: a cache for this call
+            kv = KVCache()
         x = self.embed(tokens)
         full = self.recompute == "full"
         self.exit_logits = []
@@ -239,7 +271,9 @@ class ReferenceModel(nn.Module):
             for wrapped in self.lora.get(i, ()):
                 wrapped.current = self.visit_pass[v]
             again = full and (self.recompute_layers == 0 or v < self.recompute_layers)
-            x = self.layers[i](x, scale, kv, v, recompute=again)
+            attn = self.layers[i].attn
+            attn.reads_only, attn.keeps_recent = v in self.reads_only, self.slot_of[v] in self.shared_slots
+            x = self.layers[i](x, scale, kv, self.slot_of[v], recompute=again)
             if v in self.norm_after:  # Huginn's ln_f on the recurrence's output, fed to the coda
                 x = self.final_norm(x)
             normed, gate = self.pass_ends.get(v, (False, None))
