@@ -142,10 +142,9 @@ def test_forward_and_training_flops_equal_smelt(name):
     check_training_flops(CASES[name]())
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_decoding_from_the_per_visit_cache_equals_a_full_forward(name):
-    cfg, t = CASES[name](), 12
-    model = st.build_model(cfg, seed=0).double()
+def decode_equals_full_forward(cfg: dict, model, t: int = 12) -> tuple[torch.Tensor, torch.Tensor, st.KVCache]:
+    """Two sequences of t tokens: a prefill of 5, then one token at a time from the cache, equal to one full
+    forward to 1e-10; the cache then holds smelt's KV bytes at context t. Returns the tokens, logits and cache."""
     tokens = torch.randint(0, cfg["vocab_size"], (2, t), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         full = model(tokens)
@@ -153,8 +152,16 @@ def test_decoding_from_the_per_visit_cache_equals_a_full_forward(name):
         steps = [model(tokens[:, :5], cache=cache)] + [model(tokens[:, i : i + 1], cache=cache) for i in range(5, t)]
     assert torch.allclose(torch.cat(steps, dim=1), full, rtol=0, atol=1e-10)
     kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
-    assert len(cache) == len(model.schedule)
     assert cache.elements() * kv["element_bytes"] == 2 * kv["bytes_at_context"]  # batch 2
+    return tokens, full, cache
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_decoding_from_the_per_visit_cache_equals_a_full_forward(name):
+    cfg = CASES[name]()
+    model = st.build_model(cfg, seed=0).double()
+    _, _, cache = decode_equals_full_forward(cfg, model)
+    assert len(cache) == len(model.schedule)
 
 
 def shared_kv() -> dict:
@@ -167,18 +174,12 @@ def shared_kv() -> dict:
 
 
 def test_shared_kv_caches_the_first_pass_and_still_runs_every_projection():
-    cfg, t = shared_kv(), 12
+    cfg = shared_kv()
     model = st.build_model(cfg, seed=0).double()
     # 14 visits, 6 of them the later passes of layers 4-6, reading the first pass's slots: 8 slots
     assert len(model.reads_only) == 6 and max(model.slot_of) + 1 == 8
-    tokens = torch.randint(0, cfg["vocab_size"], (2, t), generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        full = model(tokens)
-        cache = st.KVCache()
-        steps = [model(tokens[:, :5], cache=cache)] + [model(tokens[:, i : i + 1], cache=cache) for i in range(5, t)]
-    assert torch.allclose(torch.cat(steps, dim=1), full, rtol=0, atol=1e-10)
-    kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
-    assert cache.elements() * kv["element_bytes"] == 2 * kv["bytes_at_context"]  # batch 2
+    tokens, full, cache = decode_equals_full_forward(cfg, model)
+    assert len(cache) == 8
     # FLOPs: every pass still runs its q, k and v projections and attends over the shared keys (counting.md 8.1)
     check_forward_flops(cfg)
     # the policy changes the outputs: the later passes' keys are the first pass's, not their own
