@@ -7,7 +7,7 @@
 #   (no argument)  what the build, the CLI and `pip install .` need (the quick start)
 #   --tests        also what the tests need: clang-format, Catch2, Google Benchmark,
 #                  clang's libFuzzer, pytest, matplotlib, pandas, and (unless
-#                  SMELT_TORCH=0) torch and transformers, pinned
+#                  SMELT_TORCH=0) torch, transformers and accelerate, pinned
 set -euo pipefail
 tests=0
 case "${1:-}" in
@@ -114,6 +114,20 @@ if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
     say "python: pip install transformers==$transformers_version (PyPI)"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "transformers==$transformers_version" >&2 ||
       fail "pip install transformers==$transformers_version exited with $? (SMELT_TORCH=0 skips it and torch)"
+  fi
+fi
+# accelerate, pinned, beside transformers: what transformers' Trainer runs on (smelt.hf's training tests and
+# examples/train/). 1.12.0 accepts torch 2.5.1 (later releases need torch 2.6 and would replace it); installed
+# with torch named, so pip never swaps torch for a newer one.
+accelerate_version=1.12.0
+if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
+  if "$venv/bin/python" -c "import sys, accelerate; sys.exit(accelerate.__version__ != '$accelerate_version')" 2>/dev/null; then
+    say "python: accelerate $accelerate_version present"
+  else
+    say "python: pip install accelerate==$accelerate_version (PyPI)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "accelerate==$accelerate_version" \
+      "torch==$torch_version" >&2 ||
+      fail "pip install accelerate==$accelerate_version exited with $? (SMELT_TORCH=0 skips it with torch)"
   fi
 fi
 # megatron-core, pinned, for the tests that check exported Megatron-LM arguments

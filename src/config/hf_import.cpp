@@ -10,6 +10,7 @@
 // MixtralConfig, Qwen2/Qwen2Moe/Qwen3/Qwen3MoeConfig, OlmoeConfig,
 // DeepseekV2/V3Config, GptOssConfig, DbrxConfig, Llama4Config/Llama4TextConfig).
 #include "config/hf_import.hpp"
+#include "config/hf_smelt.hpp"
 
 #include <algorithm>
 #include <array>
@@ -370,15 +371,17 @@ constexpr std::array<Family, 16> kFamilies{{
 std::vector<std::string> hf_model_types() {
   std::vector<std::string> out;
   for (const auto& f : kFamilies) out.emplace_back(f.model_type);
+  out.emplace_back("smelt");  // smelt's own class (config/hf_smelt.cpp)
   std::sort(out.begin(), out.end());
   return out;
 }
 
-ModelConfig import_hf(const nlohmann::json& json, std::string_view /*source*/) {
+ModelConfig import_hf(const nlohmann::json& json, std::string_view source) {
   Violations violations;
   JsonObject root(json, "", violations);
   const std::string type = root.string("model_type");
   violations.throw_if_any();
+  if (type == "smelt") return import_smelt(json, source);
   const auto family =
       std::find_if(kFamilies.begin(), kFamilies.end(), [&](const Family& f) { return f.model_type == type; });
   if (family == kFamilies.end())

@@ -199,15 +199,16 @@ ModelConfig detail::read_native_config(std::string_view text, std::string_view s
   return native_config_from_json(parse_json_text(text, source), source);
 }
 
-ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::string_view source) {
+ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::string_view source, std::string path) {
   detail::Violations violations;
   ModelConfig c;
-  if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
-  detail::JsonObject root(json, "", violations);
+  if (!json.is_object())
+    throw config_error(fmt::format("{}: {} must be a JSON object", source, path.empty() ? "top level" : path));
+  detail::JsonObject root(json, std::move(path), violations);
   const std::int64_t version = root.integer("schema_version");
   if (violations.empty() && version != kSchemaVersion)  // other versions mean other fields: stop here
     throw config_error(
-        Violation("schema_version", fmt::format("{}", version), fmt::format("must be {}", kSchemaVersion)));
+        Violation(root.field("schema_version"), fmt::format("{}", version), fmt::format("must be {}", kSchemaVersion)));
   c.name = root.string("name", "");
   c.vocab_size = root.integer("vocab_size");
   c.tie_embeddings = root.boolean("tie_embeddings", false);

@@ -17,18 +17,14 @@ ModelConfig read_native_config(std::string_view text, std::string_view source);
 
 // The readers on JSON parsed already, fields checked, so that a config's text
 // is parsed once, to tell its format and to read it: native JSON, and either
-// format told from its keys (config_io.cpp).
-ModelConfig native_config_from_json(const nlohmann::json& json, std::string_view source);
+// format told from its keys (config_io.cpp). `path` prefixes the fields that
+// messages name: "smelt" where a config.json of model_type "smelt" holds it.
+ModelConfig native_config_from_json(const nlohmann::json& json, std::string_view source, std::string path = "");
 ModelConfig config_from_json(const nlohmann::json& json, std::string_view source);
 
 // Canonical key order, as docs/config.md lists it.
 nlohmann::ordered_json config_json(const ModelConfig& config);
 // One looped span as config_json writes it: span, count, residual_scale, then the per-pass extras that are set.
 nlohmann::ordered_json loop_json(const LoopConfig& loop);
-
-// parse_native_config and parse_config on JSON parsed already: a config's text is parsed once, to tell its
-// format and to read it (config_io.cpp).
-ModelConfig native_config_from_json(const nlohmann::json& json, std::string_view source);
-ModelConfig config_from_json(const nlohmann::json& json, std::string_view source);
 
 }  // namespace smelt::detail

@@ -5,6 +5,8 @@
 // class has no default and cannot build without the key (DBRX's rope_theta).
 #include "export/hf_families.hpp"
 
+#include "config/hf_smelt.hpp"
+#include "config/native_json.hpp"
 #include "export/moe_layers.hpp"
 
 #include <cstdint>
@@ -268,6 +270,13 @@ void write_huginn(const ModelConfig& c, HfJson& j) {
   j["torch_dtype"] = dtype_of(c);
 }
 
+// smelt's own class (python/smelt/hf): the native config, loops and all, and
+// transformers' names for a few of its fields (config/hf_smelt.cpp).
+void write_smelt(const ModelConfig& c, HfJson& j) {
+  for (const SmeltMirror& m : smelt_mirrors(c)) j[std::string(m.key)] = m.value;
+  j["smelt"] = config_json(c);
+}
+
 }  // namespace
 
 const std::vector<HfFamily>& hf_families() {
@@ -288,6 +297,7 @@ const std::vector<HfFamily>& hf_families() {
       {"qwen2_moe", "Qwen2MoeForCausalLM", write_qwen2_moe},
       {"qwen3", "Qwen3ForCausalLM", write_qwen3},
       {"qwen3_moe", "Qwen3MoeForCausalLM", write_qwen3_moe},
+      {"smelt", "SmeltForCausalLM", write_smelt, true},
   };
   return families;
 }

@@ -6,6 +6,7 @@ import math
 from typing import Any, Mapping
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
@@ -38,13 +39,16 @@ def attend(m: nn.Module, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, star
     """softmax(q k^T * m.scale, masked) v for queries at start.. and the last keys up to start + t.
 
     q, k, v are (B, n_h, ., .); the full scores are multiplied, then masked by absolute positions, so a decode
-    step and a prefill mask the same (query, key) pairs.
+    step and a prefill mask the same (query, key) pairs. With ``m.sdpa`` set (smelt.hf's ``attn_implementation``
+    "sdpa") the same mask and scale go to ``F.scaled_dot_product_attention``; sinks (gpt-oss) keep this form.
     """
     b, t, n = q.shape[0], q.shape[2], k.shape[2]
-    scores = torch.matmul(q, k.transpose(-1, -2)) * m.scale
     q_pos = torch.arange(start, start + t, device=q.device)
     k_pos = torch.arange(start + t - n, start + t, device=q.device)
     mask = position_mask(m.kind, q_pos, k_pos, m.window, m.chunk)
+    if getattr(m, "sdpa", False) and m.sinks is None:  # the same masked softmax, in torch's fused kernel
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=m.scale)
+    scores = torch.matmul(q, k.transpose(-1, -2)) * m.scale
     scores = scores.masked_fill(~mask, float("-inf"))
     if m.sinks is not None:  # gpt-oss: a learned logit per head joins the softmax, then is dropped
         sink = m.sinks.view(1, m.n_h, 1, 1).expand(b, m.n_h, t, 1).to(scores.dtype)

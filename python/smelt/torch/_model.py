@@ -314,24 +314,53 @@ class ReferenceModel(nn.Module):
         return training_loss(self, tokens, mtp_weight)
 
 
-def _init(model: nn.Module, seed: int) -> None:
+def _init(model: nn.Module, seed: int, assign: Any = None) -> None:
+    """Seeded weights (smelt.torch's docstring); ``assign(p, value)`` writes one (smelt.hf passes transformers'
+    ``init.copy_``, which leaves a loaded tensor alone). Every matrix draws from the generator whether or not it
+    is written, so a seed gives the same weights to the tensors that are."""
     g = torch.Generator().manual_seed(seed)
     norms = {id(p) for m in model.modules() if isinstance(m, (nn.RMSNorm, nn.LayerNorm)) for p in m.parameters()}
     with torch.no_grad():
         for name, p in model.named_parameters():
             leaf = name.rsplit(".", 1)[-1]
             if id(p) in norms:
-                p.fill_(0.0 if leaf == "bias" else 1.0)
+                value = torch.full(p.shape, 0.0 if leaf == "bias" else 1.0)
             elif leaf.endswith("bias") or leaf == "sinks":  # DeepSeek-V3's correction bias starts at 0 too
-                p.zero_()
+                value = torch.zeros(p.shape)
             else:
                 # float32 draws whatever the default dtype: a seed gives one model, widened or not
-                p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float32) * 0.02)
+                value = torch.randn(p.shape, generator=g, dtype=torch.float32) * 0.02
+            if assign is None:
+                p.copy_(value)
+            else:
+                assign(p, value.to(p.dtype))
+
+
+def set_routing(model: nn.Module, sigmoid_form: str, deepseek: bool) -> None:
+    """``build_model``'s routing choices on a built model: the sigmoid form of routers without a correction bias,
+    and a DeepSeek config's router bias as the correction bias under any score."""
+    for m in model.modules():
+        if isinstance(m, MoE) and m.router.sigmoid_form is not None and m.router.e_score_correction_bias is None:
+            m.router.sigmoid_form = sigmoid_form
+        if isinstance(m, MoE) and deepseek:
+            m.router.choose_with_the_bias_only()
+
+
+def routing_of(cfg: Any, renormalize: bool | None = None, sigmoid_form: str | None = None) -> dict:
+    """The routing choices ``build_model`` makes for ``cfg`` (see there), as a dict: renormalize, sigmoid_form,
+    deepseek (a DeepSeek router bias is the correction bias)."""
+    hf = _hf_dict(cfg)
+    deepseek = hf is not None and str(hf.get("model_type", "")).startswith("deepseek")
+    if renormalize is None:
+        renormalize = hf_renormalize(hf) if hf is not None else True
+    if sigmoid_form is None:
+        sigmoid_form = "deepseek" if deepseek else "llama4"
+    return {"renormalize": bool(renormalize), "sigmoid_form": sigmoid_form, "deepseek": deepseek}
 
 
 def _hf_dict(cfg: Any) -> dict | None:
     """The Hugging Face config ``cfg`` is (a path or a dict naming a ``model_type``), None for a native one."""
-    if not smelt._family_named_by(cfg):
+    if smelt._family_named_by(cfg) in ("", "smelt"):  # smelt.hf's config.json holds a native config
         return None
     if isinstance(cfg, Mapping):
         return dict(cfg)
@@ -366,20 +395,12 @@ def build_model(
     if sigmoid_form not in (None, "llama4", "deepseek"):
         raise ValueError(f"sigmoid_form = {sigmoid_form!r}: must be 'llama4' or 'deepseek'")
     c = native(cfg)
-    hf = _hf_dict(cfg)
-    if renormalize is None:
-        renormalize = hf_renormalize(hf) if hf is not None else True
-    deepseek = hf is not None and str(hf.get("model_type", "")).startswith("deepseek")
-    if sigmoid_form is None:
-        sigmoid_form = "deepseek" if deepseek else "llama4"
+    routing = routing_of(cfg, renormalize, sigmoid_form)
+    renormalize, sigmoid_form, deepseek = routing["renormalize"], routing["sigmoid_form"], routing["deepseek"]
     dev = torch.device(device) if device is not None else torch.device("cpu")
     with dev:
         model = ReferenceModel(c, renormalize, recompute=recompute, recompute_layers=recompute_layers)
-    for m in model.modules():
-        if isinstance(m, MoE) and m.router.sigmoid_form is not None and m.router.e_score_correction_bias is None:
-            m.router.sigmoid_form = sigmoid_form
-        if isinstance(m, MoE) and deepseek:  # a DeepSeek router bias is the correction bias under any score
-            m.router.choose_with_the_bias_only()
+    set_routing(model, sigmoid_form, deepseek)
     if dev.type != "meta":
         _init(model, seed)
     return model

@@ -50,6 +50,7 @@ class Router(nn.Linear):
         # config): the native config cannot say which, so build_model sets it (docs/reference-model.md).
         self.sigmoid_form = ("deepseek" if bias else "llama4") if score == "sigmoid" else None
         self.e_score_correction_bias = None
+        self.seen: list[torch.Tensor] | None = None  # a list to record the logits of each call in, or None
         if bias and score == "sigmoid":
             self.e_score_correction_bias = nn.Parameter(torch.empty(e), requires_grad=False)
 
@@ -62,6 +63,8 @@ class Router(nn.Linear):
     def route(self, x: torch.Tensor, top_k: int, renormalize: bool) -> tuple[torch.Tensor, torch.Tensor, bool]:
         """(weights, chosen experts, whether the weights scale the expert's input) for tokens x (N, H)."""
         logits = self(x)  # the one H x E product: all the router's FLOPs
+        if self.seen is not None:  # smelt.hf's load-balancing loss reads every visit's logits
+            self.seen.append(logits)
         if self.score == "softmax" and self.e_score_correction_bias is None:
             weight, chosen = torch.topk(torch.softmax(logits, dim=-1), top_k, dim=-1)
         elif self.score == "softmax":  # choose on probability + correction bias, weigh by the probability

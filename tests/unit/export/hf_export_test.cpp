@@ -148,7 +148,7 @@ TEST_CASE("Hugging Face export names every field a family cannot express", "[exp
   CHECK(error_of(bad_name, "") == "name: must be UTF-8 text");
   CHECK(error_of(gpt_oss, "gpt-oss") ==
         "export_hf::family = \"gpt-oss\": must be one of dbrx, deepseek_v2, deepseek_v3, gpt_oss, huginn_raven, "
-        "llama, llama4, llama4_text, mistral, mixtral, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe");
+        "llama, llama4, llama4_text, mistral, mixtral, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, smelt");
 }
 
 TEST_CASE("Ouro's loop travels in its own keys, and what its schema cannot hold is named", "[export]") {

@@ -1,0 +1,232 @@
+"""``SmeltForCausalLM``: smelt.torch's reference model behind transformers' ``PreTrainedModel`` (docs/training.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping
+
+import torch
+from torch import nn
+from transformers import GenerationMixin, PreTrainedModel
+from transformers import initialization as init
+from transformers.modeling_outputs import MoeCausalLMOutputWithPast
+
+import smelt
+
+from ..torch._attention import Attention
+from ..torch._hf_weights import clamped_swiglu, load_hf_state_dict
+from ..torch._mla import MLA
+from ..torch._model import ReferenceModel, _init, routing_of, set_routing
+from ..torch._moe import MoE
+from ._cache import SmeltCache
+from ._config import SmeltConfig
+from ._loss import causal_loss, load_balancing_loss
+
+# Arguments generate() and Trainer may pass that change nothing when false or None.
+_HARMLESS = ("output_attentions", "output_hidden_states", "cache_position", "return_dict")
+
+
+class SmeltPreTrainedModel(PreTrainedModel):
+    config_class = SmeltConfig
+    base_model_prefix = "model"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = True
+    _supports_sdpa = True
+    _no_split_modules = ["Block"]
+    accepts_loss_kwargs = False  # the loss is a mean over this batch's tokens (Trainer passes no token count)
+
+    @torch.no_grad()
+    def initialize_weights(self) -> None:
+        """smelt.torch's seeded initialisation of the whole model at once (one generator, in parameter order);
+        transformers' ``init.copy_`` leaves a tensor that from_pretrained loaded alone."""
+        if hasattr(self, "model"):
+            _init(self.model, self.config.init_seed, assign=init.copy_)
+
+
+class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
+    """A causal LM of any config smelt counts: ``self.model`` is ``smelt.torch.ReferenceModel``, so its stored
+    parameters, executed products and KV cache are smelt's counts (docs/reference-model.md)."""
+
+    def __init__(self, config: SmeltConfig) -> None:
+        super().__init__(config)
+        if config.smelt is None:
+            raise ValueError(
+                "config.smelt: missing: a SmeltConfig holds the native smelt config (config.json's \"smelt\" "
+                "object, as smelt.hf.save or `smelt-match export --to hf --family smelt` writes it)"
+            )
+        r = config.routing
+        self.model = ReferenceModel(config.smelt, r["renormalize"])
+        set_routing(self.model, r["sigmoid_form"], r["deepseek"])
+        if r["clamped_swiglu"] is not None:
+            clamped_swiglu(self.model, *r["clamped_swiglu"])
+        self.gradient_checkpointing = False
+        self.post_init()
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # forward makes a SmeltCache: one slot per attention visit, not one per layer
+
+    def get_input_embeddings(self) -> nn.Module:
+        return self.model.embed
+
+    def set_input_embeddings(self, value: nn.Module) -> None:
+        self.model.embed = value
+
+    def get_output_embeddings(self) -> nn.Module | None:
+        return self.model.lm_head
+
+    def _set_gradient_checkpointing(
+        self, enable: bool = True, gradient_checkpointing_func: Any = None, every_n_layers: int = 1
+    ) -> None:
+        """Recompute every layer visit in the backward (smelt.torch's ``recompute="full"``: a looped layer's
+        passes each on their own, with the reentrant ``torch.utils.checkpoint``)."""
+        if every_n_layers != 1:
+            raise ValueError(f"every_n_layers = {every_n_layers}: SmeltForCausalLM recomputes every visit (1)")
+        m = self.model
+        if enable and (m.lora or m.reads_only):
+            what = "a per-visit LoRA" if m.lora else "kv_policy 'shared'"
+            raise ValueError(f"gradient checkpointing: not built with {what} (smelt.torch.ReferenceModel)")
+        m.recompute, m.recompute_layers = ("full" if enable else "none"), 0
+        self.gradient_checkpointing = enable
+
+    def _attention_form(self) -> None:
+        sdpa = self.config._attn_implementation == "sdpa"
+        for module in self.model.modules():
+            if isinstance(module, (Attention, MLA)):
+                module.sdpa = sdpa
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: SmeltCache | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        output_router_logits: bool | None = None,
+        **kwargs: Any,
+    ) -> MoeCausalLMOutputWithPast:
+        """Logits of the (B, T) ``input_ids``; with ``past_key_values`` they follow its tokens. ``labels`` (B, T),
+        -100 where ignored: the mean next-token loss (labels shifted by one here, as transformers' models do), plus
+        ``mtp_loss_weight`` / D x the MTP depths' losses, minus Ouro's exit-entropy term (smelt.torch), plus
+        ``router_aux_loss_coef`` x the load-balancing loss."""
+        for key, value in kwargs.items():
+            if key not in _HARMLESS or (value is not None and value is not False and key != "return_dict"):
+                raise TypeError(f"SmeltForCausalLM.forward(): {key} = {_show(value)}: not supported")
+        if input_ids is None:
+            raise ValueError("input_ids: missing (inputs_embeds are not supported)")
+        if attention_mask is not None and not bool(attention_mask.bool().all()):
+            raise ValueError(
+                "attention_mask: has zeros: padded rows are not supported (every row attends all its tokens); "
+                "batch rows of one length"
+            )
+        if use_cache is None:
+            use_cache = bool(self.config.use_cache) and not self.training
+        cache = past_key_values
+        if cache is not None and not isinstance(cache, SmeltCache):
+            raise TypeError(
+                f"past_key_values = {type(cache).__name__}: must be a SmeltCache (one slot per attention visit)"
+            )
+        if cache is None and use_cache:
+            cache = SmeltCache()
+        if cache is not None:
+            cache.check_batch(input_ids.shape[0])
+        self._attention_form()
+        coef = float(self.config.router_aux_loss_coef or 0.0)
+        routers = [m.router for m in self.model.modules() if isinstance(m, MoE)]
+        record = bool(routers) and (bool(output_router_logits) or (labels is not None and coef > 0))
+        for r in routers:
+            r.seen = [] if record else None
+        mtp = labels is not None and self.model.mtp is not None
+        seen: list[torch.Tensor] = []
+        hook = self.model.final_norm.register_forward_hook(lambda _m, i, _o: seen.append(i[0])) if mtp else None
+        try:
+            logits = self.model(input_ids, cache=cache)
+        finally:
+            if hook is not None:
+                hook.remove()
+        router_logits = tuple(x for r in routers for x in (r.seen or [])) if record else None
+        for r in routers:
+            r.seen = None
+        aux = None
+        if router_logits:
+            moe = self.config.smelt["moe"]
+            aux = load_balancing_loss(router_logits, moe["num_experts"], moe["top_k"])
+        loss = None
+        if labels is not None:
+            loss = causal_loss(self.model, logits, labels, input_ids, seen[-1] if mtp else None,
+                               float(self.config.mtp_loss_weight))
+            if aux is not None and coef > 0:
+                loss = loss + coef * aux.to(loss.dtype)
+        return MoeCausalLMOutputWithPast(
+            loss=loss, aux_loss=aux, logits=logits, past_key_values=cache if use_cache else None,
+            router_logits=router_logits if output_router_logits else None,
+        )
+
+    @classmethod
+    def from_pretrained(cls, *args: Any, **kwargs: Any) -> Any:
+        """transformers' ``from_pretrained``, but a tensor the checkpoint lacks, has extra or holds in another shape
+        than the config builds is a ValueError naming it, never a model partly re-initialised at random
+        (``ignore_mismatched_sizes=True`` lets shape mismatches through, as in transformers)."""
+        want_info = kwargs.pop("output_loading_info", False)
+        allow = kwargs.pop("ignore_mismatched_sizes", False)
+        model, info = super().from_pretrained(*args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs)
+        problems = [f"{k}: not in the checkpoint" for k in sorted(info.get("missing_keys") or [])]
+        problems += [f"{k}: in the checkpoint, not in this config's model" for k in
+                     sorted(info.get("unexpected_keys") or [])]
+        if not allow:
+            problems += [f"{k}: checkpoint shape {tuple(a)}, this config's {tuple(b)}" for k, a, b in
+                         sorted(info.get("mismatched_keys") or [])]
+        if problems:
+            shown = "; ".join(problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
+            raise ValueError(f"weights do not fit the config ({len(problems)} tensors): {shown}")
+        return (model, info) if want_info else model
+
+    @classmethod
+    def from_family(
+        cls, source: Any, state_dict: Mapping[str, torch.Tensor] | None = None, **config: Any
+    ) -> "SmeltForCausalLM":
+        """A released model of a family smelt reads (``model_type`` llama, mixtral, qwen3_moe, deepseek_v3, ...) as a
+        SmeltForCausalLM with its weights, in their dtype: ``source`` is the family's config (dict, config.json
+        path, or the checkpoint's directory), ``state_dict`` its transformers weights (default: the directory's
+        checkpoint, read by transformers' own class). The mapping is smelt.torch's (``_hf_weights.py``): every
+        tensor placed once or a ValueError naming it. ``config``: SmeltConfig fields (init_seed, ...)."""
+        hf, folder = _hf_config(source)
+        if state_dict is None:
+            if folder is None:
+                raise ValueError("state_dict: missing: give the weights, or the checkpoint's directory")
+            state_dict = _family_weights(folder)
+        routing = routing_of(hf)
+        if hf["model_type"] == "gpt_oss":  # GptOssExperts' clamped SwiGLU: alpha 1.702, its swiglu_limit
+            routing["clamped_swiglu"] = [1.702, float(hf.get("swiglu_limit", 7.0))]
+        native = smelt.read_config(hf).to_dict()
+        model = cls(SmeltConfig(smelt=native, routing=routing, **config))
+        dtype = next((t.dtype for t in state_dict.values() if t.is_floating_point()), None)
+        if dtype is not None:
+            model = model.to(dtype)  # the checkpoint's precision, not rounded through the default dtype
+        load_hf_state_dict(model.model, state_dict, hf)
+        return model
+
+
+def _show(value: Any) -> str:
+    return f"Tensor{tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)[:60]
+
+
+def _hf_config(source: Any) -> tuple[dict, str | None]:
+    if isinstance(source, Mapping):
+        return dict(source), None
+    if hasattr(source, "to_dict"):  # a transformers config object
+        return source.to_dict(), None
+    path = os.fspath(source)
+    folder = path if os.path.isdir(path) else None
+    with open(os.path.join(path, "config.json") if folder else path, encoding="utf-8") as f:
+        return json.load(f), folder
+
+
+def _family_weights(folder: str) -> dict[str, torch.Tensor]:
+    """The checkpoint's tensors as transformers' own class holds them: it reads the files and converts their
+    on-disk layout (per-expert tensors, Mixtral's w1/w2/w3) to its in-memory one, which _hf_weights.py maps."""
+    from transformers import AutoModelForCausalLM
+
+    family = AutoModelForCausalLM.from_pretrained(folder, dtype="auto")
+    return dict(family.state_dict())

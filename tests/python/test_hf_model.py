@@ -1,0 +1,116 @@
+"""smelt.hf's transformers class (docs/training.md): the reference model behind PreTrainedModel, checked against
+smelt.torch's model and transformers' own classes after save_pretrained / from_pretrained, generate() from the
+per-visit cache against greedy full forwards, and the counts. Skipped without torch and transformers."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+if not transformers.utils.is_torch_available():
+    pytest.skip(f"transformers {transformers.__version__} cannot use torch {torch.__version__}",
+                allow_module_level=True)
+
+import smelt  # noqa: E402
+import smelt.hf as sh  # noqa: E402
+import smelt.torch as st  # noqa: E402
+from test_torch_decode import CASES as DECODE  # noqa: E402
+from test_torch_hf import CASES as FAMILIES, Float64, _randomise  # noqa: E402
+from torch_support import derived_looped, example  # noqa: E402
+
+ATOL = 1e-10
+sh.register()
+Auto = transformers.AutoModelForCausalLM
+
+NATIVE = {
+    "derived-looped": derived_looped,  # span 4-9 twice, scale 1/2: the SMELT recipe
+    "two-spans": lambda: st.shrink(example("loops/block-repeat-two-spans.json")),
+    "ouro": lambda: st.shrink(example("hf/ouro-1.4b.json")),  # sandwich norms, exit gates, the whole stack x4
+    "huginn": lambda: st.shrink(example("hf/huginn-0125.json")),  # adapter, norm_after, truncated backprop
+    **DECODE,  # a looped MoE, chunked + sliding + full, gpt-oss's sinks, MLA with every switch
+}
+
+
+def tokens(vocab: int, b: int = 2, t: int = 12, seed: int = 1) -> torch.Tensor:
+    return torch.randint(0, vocab, (b, t), generator=torch.Generator().manual_seed(seed))
+
+
+def model_of(native: dict, **config) -> sh.SmeltForCausalLM:
+    return Auto.from_config(sh.SmeltConfig(smelt=native, **config), dtype=torch.float64).eval()
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE))
+def test_same_logits_as_the_reference_model_and_after_a_round_trip(name, tmp_path):
+    native = NATIVE[name]()
+    model = model_of(native, init_seed=3)
+    ref = st.build_model(native, seed=3).double().eval()
+    x = tokens(native["vocab_size"])
+    with torch.no_grad():
+        want, got = ref(x), model(x).logits
+    assert want.abs().max() > 0.01  # far from zero, so the comparison means something
+    assert (got - want).abs().max().item() < ATOL
+    model.save_pretrained(tmp_path)
+    back = Auto.from_pretrained(tmp_path, dtype=torch.float64).eval()
+    assert type(back) is sh.SmeltForCausalLM and back.config.smelt == model.config.smelt
+    with torch.no_grad():
+        assert torch.equal(back(x).logits, got)  # the same weights, bit for bit (safetensors)
+    # The parameters stored are smelt's count, to the integer.
+    assert model.num_parameters() == smelt.count(native).to_dict()["params"]["total"]
+
+
+@pytest.mark.parametrize("case", sorted(FAMILIES))
+def test_a_family_checkpoint_runs_as_transformers_own_class(case, tmp_path):
+    cls, kwargs = FAMILIES[case]
+    cfg = getattr(transformers, cls)(**kwargs)
+    hf = Auto.from_config(cfg, attn_implementation="eager", experts_implementation="eager").double().eval()
+    _randomise(hf, seed=0)
+    hf.save_pretrained(tmp_path / "family")
+    ours = sh.SmeltForCausalLM.from_family(tmp_path / "family").double()
+    ours.save_pretrained(tmp_path / "smelt")
+    back = Auto.from_pretrained(tmp_path / "smelt", dtype=torch.float64).eval()
+    x = tokens(128)
+    with torch.no_grad():
+        with Float64():
+            want = hf(input_ids=x).logits
+        got = back(x).logits
+    assert want.abs().max() > 0.1
+    assert (got - want).abs().max().item() < ATOL, case
+
+
+def greedy_by_full_forwards(ref, prompt: torch.Tensor, n: int) -> torch.Tensor:
+    seq = prompt
+    for _ in range(n):
+        seq = torch.cat([seq, ref(seq)[:, -1:].argmax(-1)], dim=1)
+    return seq
+
+
+@pytest.mark.parametrize("name", sorted(DECODE) + ["derived-looped", "ouro"])
+def test_generate_from_the_per_visit_cache_equals_greedy_full_forwards(name):
+    native = NATIVE[name]()
+    model = model_of(native)
+    ref = st.build_model(native, seed=0).double().eval()
+    prompt = tokens(native["vocab_size"], t=5)
+    n = 9  # past every shrunk window (W = 5, 8) and chunk (C = 4)
+    with torch.no_grad():
+        want = greedy_by_full_forwards(ref, prompt, n)
+        got = model.generate(prompt, max_new_tokens=n, do_sample=False, min_new_tokens=n)
+        out = model(prompt, use_cache=True)
+    assert torch.equal(got, want)
+    cache = out.past_key_values
+    assert type(cache) is sh.SmeltCache and cache.get_seq_length() == 5
+    assert len(cache) == len(set(ref.slot_of))  # one slot per attention visit (a looped layer: one per pass)
+
+
+def test_eager_and_sdpa_give_the_same_logits():
+    for name in ("derived-looped", "mla", "mixed"):
+        native = NATIVE[name]()
+        x = tokens(native["vocab_size"])
+        logits = {}
+        for impl in ("eager", "sdpa"):
+            cfg = sh.SmeltConfig(smelt=native)
+            m = Auto.from_config(cfg, attn_implementation=impl, dtype=torch.float64).eval()
+            assert m.config._attn_implementation == impl
+            with torch.no_grad():
+                logits[impl] = m(x).logits
+        assert (logits["eager"] - logits["sdpa"]).abs().max().item() < ATOL, name

@@ -1,0 +1,97 @@
+// model_type "smelt": the config.json of smelt's transformers class holds the
+// native config whole, so every config reads back byte for byte, and what does
+// not fit (no native block, a copy that disagrees, another schema, a broken
+// rule) is named under its place in the file.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
+#include "smelt/error.hpp"
+#include "smelt/export.hpp"
+
+using namespace smelt;
+
+namespace {
+
+std::vector<std::string> errors_of(const nlohmann::json& j) {
+  try {
+    (void)count(parse_hf_config(j.dump()));
+  } catch (const config_error& e) {
+    return e.lines();
+  }
+  return {};
+}
+
+nlohmann::json exported(const char* example) {
+  return nlohmann::json::parse(export_hf(read_config(std::string(SMELT_SOURCE_DIR "/examples/") + example), "smelt"));
+}
+
+}  // namespace
+
+TEST_CASE("every example reads back from model_type smelt byte for byte, loops and extras included", "[hf_smelt]") {
+  namespace fs = std::filesystem;
+  int seen = 0;
+  for (const char* dir : {"", "hf", "loops", "paper"}) {
+    for (const auto& entry : fs::directory_iterator(fs::path(SMELT_SOURCE_DIR "/examples") / dir)) {
+      if (entry.path().extension() != ".json") continue;
+      ModelConfig c;
+      try {
+        c = read_config(entry.path().string());
+      } catch (const error&) {
+        continue;  // the paper folder holds reports and laws too
+      }
+      INFO(entry.path().string());
+      const std::string text = export_hf(c, "smelt");
+      CHECK(to_json(parse_hf_config(text)) == to_json(c));
+      ++seen;
+    }
+  }
+  CHECK(seen >= 25);
+}
+
+TEST_CASE("model_type smelt writes transformers' names beside the native block", "[hf_smelt]") {
+  const auto j = exported("smelt-looped-12l.json");
+  CHECK(j.at("architectures") == nlohmann::json::array({"SmeltForCausalLM"}));
+  CHECK(j.at("model_type") == "smelt");
+  // The copies: vocab 50,304, hidden 1,056, 12 layers, 10 heads, untied (examples/smelt-looped-12l.json).
+  CHECK(j.at("vocab_size") == 50304);
+  CHECK(j.at("hidden_size") == 1056);
+  CHECK(j.at("num_hidden_layers") == 12);
+  CHECK(j.at("num_attention_heads") == 10);
+  CHECK(j.at("tie_word_embeddings") == false);
+  CHECK(j.at("smelt").at("loop").at("span") == "4-9");
+  CHECK(j.at("smelt").at("schema_version") == 1);
+}
+
+TEST_CASE("model_type smelt: a missing block, a disagreeing copy, another schema and a broken rule are named",
+          "[hf_smelt]") {
+  CHECK(errors_of({{"model_type", "smelt"}, {"hidden_size", 64}}) ==
+        std::vector<std::string>{"smelt = missing: a config.json of model_type \"smelt\" holds the native config "
+                                 "(docs/config.md) as the object \"smelt\""});
+  CHECK(errors_of({{"model_type", "smelt"}, {"smelt", 3}}) ==
+        std::vector<std::string>{"smelt = 3: a config.json of model_type \"smelt\" holds the native config "
+                                 "(docs/config.md) as the object \"smelt\""});
+  auto j = exported("smelt-looped-12l.json");
+  j["hidden_size"] = 1024;
+  j["num_hidden_layers"] = 13;
+  CHECK(errors_of(j) ==
+        std::vector<std::string>{
+            "hidden_size = 1024: must equal smelt.hidden_size (1056): the native config is the model, this a copy",
+            "num_hidden_layers = 13: must equal smelt.num_layers (12): the native config is the model, this a copy"});
+  j = exported("smelt-looped-12l.json");
+  j["smelt"]["schema_version"] = 2;
+  CHECK(errors_of(j) == std::vector<std::string>{"smelt.schema_version = 2: must be 1"});
+  j = exported("smelt-looped-12l.json");
+  j["smelt"]["loop"]["span"] = "10-14";
+  const auto loop = errors_of(j);
+  REQUIRE(loop.size() == 1);
+  CHECK(loop[0].starts_with("smelt.loop.span = \"10-14\": "));
+  j = exported("smelt-looped-12l.json");
+  j["smelt"]["attention"]["num_heads"] = "ten";
+  const auto typed = errors_of(j);
+  REQUIRE(!typed.empty());
+  CHECK(typed[0].starts_with("smelt.attention.num_heads = \"ten\": "));
+}
