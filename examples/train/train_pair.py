@@ -34,6 +34,8 @@ import smelt.torch as st
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 VOCAB = 256  # byte tokens
+# torchrun's: this process's rank and the number of processes (1 and 0 when run alone)
+RANK, WORLD = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def text(n_bytes: int, seed: int) -> torch.Tensor:
@@ -46,17 +48,18 @@ def text(n_bytes: int, seed: int) -> torch.Tensor:
     return torch.tensor(list(out[:n_bytes]), dtype=torch.long)
 
 
-def pair(baseline: str, hidden: int) -> dict[str, dict]:
+def pair(baseline: str, hidden: int, align: int) -> dict[str, dict]:
     base = st.shrink(smelt.read_config(baseline), max_hidden=hidden, max_vocab=VOCAB)
     base["vocab_size"] = VOCAB
-    twin = smelt.derive(base, span="middle-half", loops=2).best_config.to_dict()
+    twin = smelt.derive(base, span="middle-half", loops=2, align_hidden=align).best_config.to_dict()
     return {"baseline": base, "looped": twin}
 
 
 def options() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--baseline", default=os.path.join(ROOT, "examples", "smelt-baseline-12l.json"))
-    p.add_argument("--hidden", type=int, default=64, help="the shrunk hidden size's upper bound")
+    p.add_argument("--hidden", type=int, default=128, help="the shrunk hidden size's upper bound")
+    p.add_argument("--align-hidden", type=int, default=8, help="the twin's hidden size, a multiple of this")
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--batch", type=int, default=8, help="sequences per step, over all processes")
     p.add_argument("--seq", type=int, default=64, help="tokens per sequence")
@@ -69,13 +72,14 @@ def options() -> argparse.Namespace:
     p.add_argument("--out", default="train-out")
     p.add_argument("--only", choices=["baseline", "looped"], help="train one of the two")
     a = p.parse_args()
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if a.parallel == "none" and world > 1:
-        p.error(f"--parallel none: {world} processes were started (torchrun): choose ddp or fsdp")
+    if a.parallel == "none" and WORLD > 1:
+        p.error(f"--parallel none: {WORLD} processes were started (torchrun): choose ddp or fsdp")
     if a.parallel == "fsdp" and a.engine == "trainer":
         a.engine = "torch"  # FSDP runs in the plain loop (docs/training.md)
-    if a.batch % world:
-        p.error(f"--batch {a.batch}: must divide by the {world} processes")
+    if a.parallel != "none" and WORLD == 1:
+        p.error(f"--parallel {a.parallel}: one process: start it with torchrun --nproc-per-node N")
+    if a.batch % WORLD:
+        p.error(f"--batch {a.batch}: must divide by the {WORLD} processes")
     return a
 
 
@@ -107,7 +111,6 @@ class Blocks(torch.utils.data.Dataset):
 def train_trainer(model, data: Blocks, a, out: str, dtype: torch.dtype) -> list[dict]:
     import transformers
 
-    world = int(os.environ.get("WORLD_SIZE", "1"))
     steps: list[dict] = []
 
     class Log(transformers.TrainerCallback):
@@ -123,9 +126,9 @@ def train_trainer(model, data: Blocks, a, out: str, dtype: torch.dtype) -> list[
 
     cpu = device().type == "cpu"
     args = transformers.TrainingArguments(
-        output_dir=out, max_steps=a.steps, per_device_train_batch_size=a.batch // world, learning_rate=a.lr,
+        output_dir=out, max_steps=a.steps, per_device_train_batch_size=a.batch // WORLD, learning_rate=a.lr,
         lr_scheduler_type="constant", weight_decay=0.0, logging_steps=1, report_to=[], save_strategy="no",
-        seed=a.seed, use_cpu=cpu, ddp_backend="gloo" if cpu and world > 1 else None,
+        seed=a.seed, use_cpu=cpu, ddp_backend="gloo" if cpu and WORLD > 1 else None,
         bf16=dtype == torch.bfloat16, gradient_checkpointing=a.gradient_checkpointing, disable_tqdm=True,
         dataloader_drop_last=True,
     )
@@ -156,10 +159,16 @@ def wrap(model, a):
 
 def full_state(wrapped, a) -> dict | None:
     """Every weight, gathered on rank 0 (None elsewhere)."""
-    rank = dist.get_rank() if dist.is_initialized() else 0
+    rank = RANK
     if a.parallel != "fsdp":
         inner = wrapped.module if a.parallel == "ddp" else wrapped
         return inner.state_dict() if rank == 0 else None
+    if device().type == "cpu":  # FullyShardedDataParallel: the whole weights, gathered inside this context
+        from torch.distributed.fsdp import FullyShardedDataParallel
+
+        with FullyShardedDataParallel.summon_full_params(wrapped, writeback=False):
+            sd = {k: v.detach().clone() for k, v in wrapped.module.state_dict().items()}
+        return sd if rank == 0 else None
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
     sd = get_model_state_dict(wrapped, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
@@ -167,8 +176,7 @@ def full_state(wrapped, a) -> dict | None:
 
 
 def train_torch(model, data: Blocks, a, dtype: torch.dtype) -> tuple[list[dict], torch.nn.Module]:
-    world = dist.get_world_size() if dist.is_initialized() else 1
-    rank = dist.get_rank() if dist.is_initialized() else 0
+    world, rank = WORLD, RANK
     if a.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     wrapped = wrap(model, a)
@@ -181,6 +189,9 @@ def train_torch(model, data: Blocks, a, dtype: torch.dtype) -> tuple[list[dict],
         t = time.perf_counter()
         loss = wrapped(input_ids=x, labels=x).loss
         loss.backward()
+        for p in wrapped.parameters():  # an expert no token reached: a zero gradient, as FSDP's flat ones have,
+            if p.grad is None and p.requires_grad:  # so AdamW steps every weight the same way at any scale
+                p.grad = torch.zeros_like(p)
         opt.step()
         opt.zero_grad(set_to_none=True)
         if device().type == "cuda":
@@ -195,7 +206,7 @@ def train_torch(model, data: Blocks, a, dtype: torch.dtype) -> tuple[list[dict],
 
 
 def run(name: str, native: dict, a) -> None:
-    rank = dist.get_rank() if dist.is_initialized() else 0
+    rank = RANK
     dtype = getattr(torch, a.dtype)
     out = os.path.join(a.out, name)
     os.makedirs(out, exist_ok=True)
@@ -221,7 +232,7 @@ def run(name: str, native: dict, a) -> None:
               f"{s['tokens_per_s']:9.0f} tokens/s", flush=True)
     log = {"model": name, "params": smelt.count(native).to_dict()["params"]["total"],
            "forward_flops_per_token": smelt.count(native, context=a.seq).to_dict()["flops_per_token"]["forward"],
-           "engine": a.engine, "parallel": a.parallel, "world": dist.get_world_size() if dist.is_initialized() else 1,
+           "engine": a.engine, "parallel": a.parallel, "world": WORLD,
            "dtype": a.dtype, "device": str(device()), "steps": steps,
            "median_step_seconds": statistics.median(s["seconds"] for s in steps)}
     with open(os.path.join(out, "log.json"), "w") as f:
@@ -230,12 +241,12 @@ def run(name: str, native: dict, a) -> None:
 
 def main() -> None:
     a = options()
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and a.engine == "torch":
+    if WORLD > 1 and a.engine == "torch":
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
         if torch.cuda.is_available():
             torch.cuda.set_device(device())
     torch.manual_seed(a.seed)
-    models = pair(a.baseline, a.hidden)
+    models = pair(a.baseline, a.hidden, a.align_hidden)
     for name, native in models.items():
         if a.only in (None, name):
             run(name, native, a)
