@@ -202,6 +202,30 @@ std::string MegatronArguments::text() const {
 
 namespace {
 
+// The loop as the change to Megatron-Core's TransformerBlock runs it (docs/export.md, "Running a loop in
+// Megatron-Core"): the stored layers in the order they execute, a span's passes as "4-9 x 2".
+std::string executed_order(const ModelConfig& c) {
+  std::vector<std::string> runs;
+  std::int64_t next = 1;
+  std::int64_t visits = 0;
+  const auto plain = [&](std::int64_t upto) {
+    if (next > upto) return;
+    runs.push_back(next == upto ? fmt::format("{}", next) : fmt::format("{}-{}", next, upto));
+    visits += upto - next + 1;
+  };
+  for (const LoopConfig& l : c.loops) {
+    if (!l.active()) continue;
+    plain(l.first - 1);
+    runs.push_back(fmt::format("{} x {}", format_span(l), l.count));
+    visits += (l.last - l.first + 1) * l.count;
+    next = l.last + 1;
+  }
+  plain(c.num_layers);
+  return fmt::format("executed order (1-based, Megatron's layer_number): {}: {} layer visits (docs/export.md, "
+                     "\"Running a loop in Megatron-Core\")",
+                     fmt::join(runs, ", "), visits);
+}
+
 // What the looped families add (config.hpp): what stores parameters Megatron-LM's arguments cannot build is
 // refused, as any lost field; what only changes the run of a pass is said in a comment beside the loop's.
 void looped_family(const ModelConfig& c, Writer& w, detail::Violations& bad) {
@@ -245,6 +269,7 @@ MegatronArguments export_megatron(const ModelConfig& c) {
                     "updates by {}, in your own change to the model",
                     c.num_layers, format_span(l), 1, l.count, l.residual_scale));
   }
+  if (c.looped()) w.comment(executed_order(c));
   w.comment(fmt::format("vocabulary: {} (from the tokenizer; Megatron-LM pads it to --make-vocab-size-divisible-by)",
                         c.vocab_size));
   w.add("--num-layers", c.num_layers);

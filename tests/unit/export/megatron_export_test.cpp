@@ -141,11 +141,20 @@ TEST_CASE("Megatron's FLOP formula on the exported arguments gives --convention 
 TEST_CASE("A looped config exports its stored layers and the comment that says how to loop them", "[export]") {
   const ModelConfig c = example("examples/smelt-looped-12l.json");  // 12 layers, 4-9 twice, scale 0.5
   const auto out = smelt::export_megatron(c);
-  REQUIRE(out.comments.size() == 5);  // name, loop, vocabulary, no dense FFN, positions
+  REQUIRE(out.comments.size() == 6);  // name, loop, executed order, vocabulary, no dense FFN, positions
   CHECK(out.comments[1] ==
         "Megatron-LM has no shared-weight layer loop: these arguments train the 12 layers once each. Run layers "
         "4-9 (1-based) 2 times with the same weights, scaling their residual updates by 0.5, in your own change to "
         "the model");
+  // 3 + 6 x 2 + 3 = 18 visits.
+  CHECK(out.comments[2] ==
+        "executed order (1-based, Megatron's layer_number): 1-3, 4-9 x 2, 10-12: 18 layer visits (docs/export.md, "
+        "\"Running a loop in Megatron-Core\")");
+  // Two spans (examples/loops/block-repeat-two-spans.json): 1 + 3 x 2 + 3 + 3 x 3 + 2 = 21 visits.
+  const auto two = smelt::export_megatron(example("examples/loops/block-repeat-two-spans.json"));
+  CHECK(std::find(two.comments.begin(), two.comments.end(),
+                  "executed order (1-based, Megatron's layer_number): 1, 2-4 x 2, 5-7, 8-10 x 3, 11-12: 21 layer "
+                  "visits (docs/export.md, \"Running a loop in Megatron-Core\")") != two.comments.end());
   MegatronArgs a = parse(out, c.vocab_size);
   CHECK(a.num_layers == 12);
   // Unrolled as the comment says (6 more layer visits, all MoE), Megatron's formula gives smelt's number,
