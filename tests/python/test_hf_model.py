@@ -114,3 +114,52 @@ def test_eager_and_sdpa_give_the_same_logits():
             with torch.no_grad():
                 logits[impl] = m(x).logits
         assert (logits["eager"] - logits["sdpa"]).abs().max().item() < ATOL, name
+
+
+def test_save_writes_the_bytes_of_export_family_smelt(tmp_path):
+    import subprocess
+
+    from conftest import cli_path
+
+    path = example("smelt-looped-12l.json")
+    written = sh.save(path, tmp_path)
+    cli = subprocess.run([str(cli_path()), "export", path, "--to", "hf", "--family", "smelt"], capture_output=True,
+                         text=True, check=True).stdout
+    assert open(written, encoding="utf-8").read() == cli
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
+    # Read back by transformers through the registered class: the native config, loop included.
+    cfg = transformers.AutoConfig.from_pretrained(tmp_path)
+    assert type(cfg) is sh.SmeltConfig and cfg.smelt["loop"] == {"span": "4-9", "count": 2, "residual_scale": 0.5}
+    assert (cfg.hidden_size, cfg.num_hidden_layers) == (1056, 12)
+
+
+def test_with_code_a_checkpoint_runs_without_smelt(tmp_path):
+    """save(..., with_code=True) beside save_pretrained's weights: a fresh interpreter in which ``import smelt``
+    fails loads it with trust_remote_code and gives the same logits, bit for bit."""
+    import os
+    import subprocess
+    import sys
+
+    native = NATIVE["derived-looped"]()
+    model = model_of(native)
+    model.save_pretrained(tmp_path)
+    sh.save(native, tmp_path, with_code=True)
+    x = tokens(native["vocab_size"])
+    with torch.no_grad():
+        want = model(x).logits
+    torch.save({"x": x, "logits": want}, tmp_path / "want.pt")
+    code = (
+        "import sys; sys.modules['smelt'] = None\n"  # any import of smelt raises ImportError
+        "import torch, transformers\n"
+        f"m = transformers.AutoModelForCausalLM.from_pretrained({str(tmp_path)!r}, trust_remote_code=True,"
+        " dtype=torch.float64).eval()\n"
+        f"w = torch.load({str(tmp_path / 'want.pt')!r}, weights_only=True)\n"
+        "with torch.no_grad(): got = m(w['x']).logits\n"
+        "print(type(m).__module__.rsplit('.', 1)[-1], type(m).__name__, torch.equal(got, w['logits']))\n"
+    )
+    env = dict(os.environ, HF_MODULES_CACHE=str(tmp_path / "modules"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["modeling_smelt", "SmeltForCausalLM", "True"]
+    config = (tmp_path / "config.json").read_text()
+    assert '"auto_map": {\n    "AutoConfig": "configuration_smelt.SmeltConfig",' in config

@@ -6,7 +6,10 @@ from typing import Any
 
 from transformers import PreTrainedConfig
 
-import smelt
+try:  # smelt's reader checks the native config; a checkpoint's own copy of this code runs without smelt
+    import smelt
+except ImportError:
+    smelt = None  # type: ignore[assignment]
 
 # Top-level copies of native fields under transformers' names (src/config/hf_smelt.cpp writes the same ones):
 # transformers' name -> the native config's path.
@@ -65,6 +68,16 @@ class SmeltConfig(PreTrainedConfig):
 def _checked(native: Any, copies: dict) -> dict:
     """The native config as smelt reads it (a ConfigError names each bad field as ``smelt.<field>``, a copy that
     differs by its transformers name), in smelt's canonical form."""
+    if smelt is None:  # without smelt (a checkpoint's own code): the dict as written, the copies compared
+        if not isinstance(native, dict):
+            raise ValueError(f"smelt = {type(native).__name__}: must be a native smelt config (a dict)")
+        for key, value in copies.items():
+            mine: Any = native
+            for part in MIRRORS[key]:
+                mine = mine[part]
+            if value != mine:
+                raise ValueError(f"{key} = {value!r}: must equal smelt.{'.'.join(MIRRORS[key])} ({mine!r})")
+        return native
     if isinstance(native, smelt.Config):
         native = native.to_dict()
     if not isinstance(native, dict):

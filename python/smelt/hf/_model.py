@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 from torch import nn
@@ -12,13 +10,11 @@ from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import MoeCausalLMOutputWithPast
 
-import smelt
-
 from ..torch._attention import Attention
-from ..torch._hf_weights import clamped_swiglu, load_hf_state_dict
+from ..torch._hf_weights import clamped_swiglu
 from ..torch._mla import MLA
-from ..torch._model import ReferenceModel, _init, routing_of, set_routing
 from ..torch._moe import MoE
+from ..torch._reference import ReferenceModel, _init, set_routing
 from ._cache import SmeltCache
 from ._config import SmeltConfig
 from ._loss import causal_loss, load_balancing_loss
@@ -182,51 +178,6 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
             raise ValueError(f"weights do not fit the config ({len(problems)} tensors): {shown}")
         return (model, info) if want_info else model
 
-    @classmethod
-    def from_family(
-        cls, source: Any, state_dict: Mapping[str, torch.Tensor] | None = None, **config: Any
-    ) -> "SmeltForCausalLM":
-        """A released model of a family smelt reads (``model_type`` llama, mixtral, qwen3_moe, deepseek_v3, ...) as a
-        SmeltForCausalLM with its weights, in their dtype: ``source`` is the family's config (dict, config.json
-        path, or the checkpoint's directory), ``state_dict`` its transformers weights (default: the directory's
-        checkpoint, read by transformers' own class). The mapping is smelt.torch's (``_hf_weights.py``): every
-        tensor placed once or a ValueError naming it. ``config``: SmeltConfig fields (init_seed, ...)."""
-        hf, folder = _hf_config(source)
-        if state_dict is None:
-            if folder is None:
-                raise ValueError("state_dict: missing: give the weights, or the checkpoint's directory")
-            state_dict = _family_weights(folder)
-        routing = routing_of(hf)
-        if hf["model_type"] == "gpt_oss":  # GptOssExperts' clamped SwiGLU: alpha 1.702, its swiglu_limit
-            routing["clamped_swiglu"] = [1.702, float(hf.get("swiglu_limit", 7.0))]
-        native = smelt.read_config(hf).to_dict()
-        model = cls(SmeltConfig(smelt=native, routing=routing, **config))
-        dtype = next((t.dtype for t in state_dict.values() if t.is_floating_point()), None)
-        if dtype is not None:
-            model = model.to(dtype)  # the checkpoint's precision, not rounded through the default dtype
-        load_hf_state_dict(model.model, state_dict, hf)
-        return model
-
 
 def _show(value: Any) -> str:
     return f"Tensor{tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)[:60]
-
-
-def _hf_config(source: Any) -> tuple[dict, str | None]:
-    if isinstance(source, Mapping):
-        return dict(source), None
-    if hasattr(source, "to_dict"):  # a transformers config object
-        return source.to_dict(), None
-    path = os.fspath(source)
-    folder = path if os.path.isdir(path) else None
-    with open(os.path.join(path, "config.json") if folder else path, encoding="utf-8") as f:
-        return json.load(f), folder
-
-
-def _family_weights(folder: str) -> dict[str, torch.Tensor]:
-    """The checkpoint's tensors as transformers' own class holds them: it reads the files and converts their
-    on-disk layout (per-expert tensors, Mixtral's w1/w2/w3) to its in-memory one, which _hf_weights.py maps."""
-    from transformers import AutoModelForCausalLM
-
-    family = AutoModelForCausalLM.from_pretrained(folder, dtype="auto")
-    return dict(family.state_dict())
