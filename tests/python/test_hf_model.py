@@ -28,6 +28,7 @@ NATIVE = {
     "two-spans": lambda: st.shrink(example("loops/block-repeat-two-spans.json")),
     "ouro": lambda: st.shrink(example("hf/ouro-1.4b.json")),  # sandwich norms, exit gates, the whole stack x4
     "huginn": lambda: st.shrink(example("hf/huginn-0125.json")),  # adapter, norm_after, truncated backprop
+    "deepseek-mla": lambda: st.shrink(example("deepseek-v3-mla.json")),  # MLA without sinks, MTP
     **DECODE,  # a looped MoE, chunked + sliding + full, gpt-oss's sinks, MLA with every switch
 }
 
@@ -55,8 +56,10 @@ def test_same_logits_as_the_reference_model_and_after_a_round_trip(name, tmp_pat
     assert type(back) is sh.SmeltForCausalLM and back.config.smelt == model.config.smelt
     with torch.no_grad():
         assert torch.equal(back(x).logits, got)  # the same weights, bit for bit (safetensors)
-    # The parameters stored are smelt's count, to the integer.
-    assert model.num_parameters() == smelt.count(native).to_dict()["params"]["total"]
+    # The parameters stored are smelt's count, to the integer: params.total, and the MTP modules' params.mtp,
+    # which smelt reports outside the total (docs/counting.md, section 6).
+    p = smelt.count(native).to_dict()["params"]
+    assert model.num_parameters() == p["total"] + p["mtp"]
 
 
 @pytest.mark.parametrize("case", sorted(FAMILIES))
@@ -103,17 +106,25 @@ def test_generate_from_the_per_visit_cache_equals_greedy_full_forwards(name):
 
 
 def test_eager_and_sdpa_give_the_same_logits():
-    for name in ("derived-looped", "mla", "mixed"):
+    from unittest import mock
+
+    fused = torch.nn.functional.scaled_dot_product_attention
+    for name in ("derived-looped", "deepseek-mla", "mixed", "gpt-oss-20b"):
         native = NATIVE[name]()
         x = tokens(native["vocab_size"])
-        logits = {}
+        logits, calls = {}, {}
         for impl in ("eager", "sdpa"):
             cfg = sh.SmeltConfig(smelt=native)
             m = Auto.from_config(cfg, attn_implementation=impl, dtype=torch.float64).eval()
             assert m.config._attn_implementation == impl
-            with torch.no_grad():
+            with torch.no_grad(), mock.patch("torch.nn.functional.scaled_dot_product_attention", wraps=fused) as spy:
                 logits[impl] = m(x).logits
+            calls[impl] = spy.call_count
         assert (logits["eager"] - logits["sdpa"]).abs().max().item() < ATOL, name
+        # sdpa runs torch's fused kernel once per attention visit without sinks (gpt-oss's keep the explicit form)
+        plain = sum(1 for i, _ in m.model.schedule if m.model.layers[i].attn.sinks is None)
+        assert calls == {"eager": 0, "sdpa": plain}, name
+        assert plain > 0 or name == "gpt-oss-20b"
 
 
 def test_save_writes_the_bytes_of_export_family_smelt(tmp_path):
