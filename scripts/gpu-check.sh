@@ -3,6 +3,7 @@
 # given), run the GPU correctness tests, benchmark a Baseline MoE and its SMELT
 # config at realistic size (32k tokens, H 2048, 128 experts top-8, expert FFN
 # 768), measure the reference model's training memory (bench/memory_probe.py),
+# train a shrunk Baseline and its looped twin in bf16 (examples/train/),
 # read the hardware counters, and, while time is left, run the kernels
 # under compute-sanitizer. Every JSON and log goes to OUT; a short table is
 # printed last.
@@ -83,6 +84,18 @@ else
   log "no PyTorch with CUDA: no memory probe"
   skipped+=("memory-probe")
 fi
+# A shrunk Baseline and its derived looped twin trained 20 steps in bf16 (examples/train/train_pair.py,
+# docs/training.md): each one's step time, then FSDP's fully_shard (which needs CUDA) in one process.
+# Needs the Python package (pip install .) beside torch with CUDA, transformers and accelerate.
+if [ -n "$py" ] && "$py" -c 'import torch, smelt.hf; assert torch.cuda.is_available()' 2>/dev/null; then
+  run_step train-pair 90 "$py" examples/train/train_pair.py --steps 20 --dtype bfloat16 --engine torch \
+    --out "$out/train"
+  run_step train-fsdp 60 "$py" -m torch.distributed.run --nproc-per-node 1 examples/train/train_pair.py \
+    --steps 20 --dtype bfloat16 --parallel fsdp --out "$out/train-fsdp"
+else
+  log "no smelt package with CUDA torch and transformers: no training step"
+  skipped+=("train-pair" "train-fsdp")
+fi
 run_step cupti_counters_gpu_test 60 "$build/tests/cupti_counters_gpu_test"
 bench moe-balanced --moe-only --balanced
 
@@ -119,6 +132,15 @@ head = ("run", "model", "ms", "TFLOP/s", "expert TF/s", "of dense", "dense TF/s"
 w = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head))]
 for row in [head] + rows:
     print("  ".join(str(v).rjust(w[i]) for i, v in enumerate(row)))
+for run in ("train", "train-fsdp"):
+    for model in ("baseline", "looped"):
+        try:
+            log = json.load(open(os.path.join(out, run, model, "log.json")))
+        except Exception as e:
+            print(f"{run} {model}: no log ({e})"); continue
+        s = log["steps"]
+        print(f"{run} {model}: median step {log['median_step_seconds'] * 1e3:.1f} ms, loss {s[0]['loss']:.3f} -> "
+              f"{s[-1]['loss']:.3f}, {log['params']} parameters, {log['dtype']} on {log['device']}")
 PY
 if [ ${#skipped[@]} -gt 0 ]; then
   echo "skipped for time or tools: ${skipped[*]}"

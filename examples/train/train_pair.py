@@ -76,8 +76,8 @@ def options() -> argparse.Namespace:
         p.error(f"--parallel none: {WORLD} processes were started (torchrun): choose ddp or fsdp")
     if a.parallel == "fsdp" and a.engine == "trainer":
         a.engine = "torch"  # FSDP runs in the plain loop (docs/training.md)
-    if a.parallel != "none" and WORLD == 1:
-        p.error(f"--parallel {a.parallel}: one process: start it with torchrun --nproc-per-node N")
+    if a.parallel != "none" and "RANK" not in os.environ:
+        p.error(f"--parallel {a.parallel}: start it with torchrun --nproc-per-node N")
     if a.batch % WORLD:
         p.error(f"--batch {a.batch}: must divide by the {WORLD} processes")
     return a
@@ -241,7 +241,7 @@ def run(name: str, native: dict, a) -> None:
 
 def main() -> None:
     a = options()
-    if WORLD > 1 and a.engine == "torch":
+    if "RANK" in os.environ and a.engine == "torch":
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
         if torch.cuda.is_available():
             torch.cuda.set_device(device())
