@@ -48,16 +48,20 @@ def text(n_bytes: int, seed: int) -> torch.Tensor:
     return torch.tensor(list(out[:n_bytes]), dtype=torch.long)
 
 
-def pair(baseline: str, hidden: int, align: int) -> dict[str, dict]:
-    base = st.shrink(smelt.read_config(baseline), max_hidden=hidden, max_vocab=VOCAB)
+def pair(baseline: str, hidden: int, align: int) -> tuple[dict[str, dict], float]:
+    """The Baseline (shrunk when wider than ``hidden``, byte vocabulary) and its twin, derived at that size, with
+    the twin's largest budget mismatch in percent: a shrunk config's few heads can leave the KV cache unmatched."""
+    base = smelt.read_config(baseline).to_dict()
+    if base["hidden_size"] > hidden:
+        base = st.shrink(base, max_hidden=hidden, max_vocab=VOCAB)
     base["vocab_size"] = VOCAB
-    twin = smelt.derive(base, span="middle-half", loops=2, align_hidden=align).best_config.to_dict()
-    return {"baseline": base, "looped": twin}
+    match = smelt.derive(base, span="middle-half", loops=2, align_hidden=align)
+    return {"baseline": base, "looped": match.best_config.to_dict()}, match.best.max_abs_mismatch_pct
 
 
 def options() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--baseline", default=os.path.join(ROOT, "examples", "smelt-baseline-12l.json"))
+    p.add_argument("--baseline", default=os.path.join(ROOT, "examples", "train", "tiny-baseline.json"))
     p.add_argument("--hidden", type=int, default=128, help="the shrunk hidden size's upper bound")
     p.add_argument("--align-hidden", type=int, default=8, help="the twin's hidden size, a multiple of this")
     p.add_argument("--steps", type=int, default=50)
@@ -139,14 +143,16 @@ def train_trainer(model, data: Blocks, a, out: str, dtype: torch.dtype) -> list[
 
 def wrap(model, a):
     """DDP, or FSDP (every weight sharded, experts included): FullyShardedDataParallel on the CPU (torch 2.5's
-    fully_shard needs CUDA streams), fully_shard per stored layer then the root on a GPU."""
+    fully_shard needs CUDA streams), on a GPU fully_shard per stored layer outside the loops, then the root."""
     if a.parallel == "ddp":
         return torch.nn.parallel.DistributedDataParallel(model)
     if a.parallel == "fsdp" and device().type == "cuda":
         from torch.distributed._composable.fsdp import fully_shard
 
-        for layer in model.model.layers:
-            fully_shard(layer)
+        looped = {i for v, (i, _) in enumerate(model.model.schedule) if model.model.visit_pass[v] > 0}
+        for i, layer in enumerate(model.model.layers):
+            if i not in looped:  # a looped layer stays in the root unit: gathered once a step, not once a visit
+                fully_shard(layer)
         fully_shard(model)
         return model
     if a.parallel == "fsdp":
@@ -205,7 +211,7 @@ def train_torch(model, data: Blocks, a, dtype: torch.dtype) -> tuple[list[dict],
     return steps, wrapped
 
 
-def run(name: str, native: dict, a) -> None:
+def run(name: str, native: dict, a, mismatch: float) -> None:
     rank = RANK
     dtype = getattr(torch, a.dtype)
     out = os.path.join(a.out, name)
@@ -233,7 +239,7 @@ def run(name: str, native: dict, a) -> None:
     log = {"model": name, "params": smelt.count(native).to_dict()["params"]["total"],
            "forward_flops_per_token": smelt.count(native, context=a.seq).to_dict()["flops_per_token"]["forward"],
            "engine": a.engine, "parallel": a.parallel, "world": WORLD,
-           "dtype": a.dtype, "device": str(device()), "steps": steps,
+           "dtype": a.dtype, "device": str(device()), "steps": steps, "pair_mismatch_pct": mismatch,
            "median_step_seconds": statistics.median(s["seconds"] for s in steps)}
     with open(os.path.join(out, "log.json"), "w") as f:
         json.dump(log, f, indent=1)
@@ -246,10 +252,12 @@ def main() -> None:
         if torch.cuda.is_available():
             torch.cuda.set_device(device())
     torch.manual_seed(a.seed)
-    models = pair(a.baseline, a.hidden, a.align_hidden)
+    models, mismatch = pair(a.baseline, a.hidden, a.align_hidden)
+    if RANK == 0:
+        print(f"the looped twin matches the Baseline's FLOPs, parameters and KV cache to {mismatch:.2f}%", flush=True)
     for name, native in models.items():
         if a.only in (None, name):
-            run(name, native, a)
+            run(name, native, a, mismatch)
     if dist.is_initialized():
         dist.barrier()
         dist.destroy_process_group()

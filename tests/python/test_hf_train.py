@@ -64,6 +64,20 @@ def test_mtp_depths_join_the_loss_with_lambda_over_d():
     assert abs(got.item() - main.item()) > 1e-3  # the depths move it
 
 
+def test_the_load_balancing_loss_by_hand():
+    from smelt.hf._loss import load_balancing_loss
+
+    # E = 2, top-1, 4 tokens with probabilities (0.9, 0.1), (0.8, 0.2), (0.3, 0.7), (0.6, 0.4): choices 0, 0, 1, 0,
+    # so f = (3/4, 1/4); P = ((0.9 + 0.8 + 0.3 + 0.6) / 4, ...) = (0.65, 0.35); 2 x (0.75 x 0.65 + 0.25 x 0.35)
+    # = 2 x 0.575 = 1.15. Balanced choices and probabilities give 1.
+    probs = torch.tensor([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], dtype=torch.float64)
+    assert abs(load_balancing_loss([probs.log()], 2, 1).item() - 1.15) < 1e-12
+    # Two router calls (a looped layer's two visits) count as one pool of 8 rows.
+    assert abs(load_balancing_loss([probs[:2].log(), probs[2:].log()], 2, 1).item() - 1.15) < 1e-12
+    even = torch.tensor([[0.5, 0.5], [0.5, 0.5]], dtype=torch.float64)
+    assert abs(load_balancing_loss([even.log()], 2, 2).item() - 2.0) < 1e-12  # k = 2: f sums to 2 over the slots
+
+
 def test_the_load_balancing_loss_is_mixtral_s(tmp_path):
     cls, kwargs = FAMILIES["mixtral"]
     cfg = getattr(transformers, cls)(**dict(kwargs, output_router_logits=True, router_aux_loss_coef=0.02))
