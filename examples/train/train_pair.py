@@ -1,8 +1,9 @@
 """Train a Baseline and its SMELT-derived looped twin side by side (docs/training.md).
 
-The Baseline config is shrunk (smelt.torch.shrink: every ratio the counts depend on kept), its twin derived by
-smelt's solver (the paper's recipe: the middle half looped twice, residual updates scaled by 1/2, matched on
-FLOPs, parameters and KV cache), and both trained with an existing engine on the same generated text:
+The Baseline config (examples/train/tiny-baseline.json; a wider one is shrunk by smelt.torch.shrink) gets its
+twin from smelt's solver (the paper's recipe: the middle half looped twice, residual updates scaled by 1/2,
+matched on FLOPs, parameters and KV cache; the mismatch is printed), and both train with an existing engine on
+the same generated text:
 
     python examples/train/train_pair.py --steps 50                       # one process, transformers' Trainer
     torchrun --nproc-per-node 2 examples/train/train_pair.py --parallel ddp    # Trainer wraps DDP itself
