@@ -148,7 +148,8 @@ def test_bad_inputs_are_named(tmp_path):
     native = derived_looped()
     with pytest.raises(smelt.ConfigError, match=r'^smelt\.loop\.span = "4-19": must satisfy'):
         sh.SmeltConfig(smelt=dict(native, loop=dict(native["loop"], span="4-19")))
-    with pytest.raises(smelt.ConfigError, match=rf"^hidden_size = 7: must equal smelt.hidden_size \({native['hidden_size']}\)"):
+    h = native["hidden_size"]
+    with pytest.raises(smelt.ConfigError, match=rf"^hidden_size = 7: must equal smelt.hidden_size \({h}\)"):
         sh.SmeltConfig(smelt=native, hidden_size=7)
     with pytest.raises(ValueError, match=r"^routing.renormalise: unknown; the keys are renormalize, sigmoid_form"):
         sh.SmeltConfig(smelt=native, routing={"renormalise": True})

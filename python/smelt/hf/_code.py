@@ -13,8 +13,10 @@ import re
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH = os.path.join(os.path.dirname(HERE), "torch")
 
-# (source folder, module) -> the file's name in the checkpoint's folder
-TORCH_MODULES = ("_args", "_attention", "_cache", "_common", "_hf_weights", "_lora", "_mla", "_moe", "_mtp", "_reference")
+# smelt.torch's modules become smelt_torch_<name>.py; smelt.hf's are named here
+TORCH_MODULES = (
+    "_args", "_attention", "_cache", "_common", "_hf_weights", "_lora", "_mla", "_moe", "_mtp", "_reference",
+)
 HF_MODULES = {"_config": "configuration_smelt", "_model": "modeling_smelt", "_cache": "smelt_hf_cache",
               "_loss": "smelt_hf_loss"}
 AUTO_MAP = {"AutoConfig": "configuration_smelt.SmeltConfig", "AutoModelForCausalLM": "modeling_smelt.SmeltForCausalLM"}
