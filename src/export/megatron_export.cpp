@@ -221,9 +221,10 @@ std::string executed_order(const ModelConfig& c) {
     next = l.last + 1;
   }
   plain(c.num_layers);
-  return fmt::format("executed order (1-based, Megatron's layer_number): {}: {} layer visits (docs/export.md, "
-                     "\"Running a loop in Megatron-Core\")",
-                     fmt::join(runs, ", "), visits);
+  return fmt::format(
+      "executed order (1-based, Megatron's layer_number): {}: {} layer visits (docs/export.md, "
+      "\"Running a loop in Megatron-Core\")",
+      fmt::join(runs, ", "), visits);
 }
 
 // What the looped families add (config.hpp): what stores parameters Megatron-LM's arguments cannot build is
