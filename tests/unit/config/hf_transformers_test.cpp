@@ -81,7 +81,7 @@ TEST_CASE("the transformers-made data covers every supported model_type and name
     seen.insert(config.at("model_type").get<std::string>());
   }
   // Every family but Ouro and Huginn, whose modeling code is the Hub's remote code only (no transformers class),
-  // and smelt's own (python/smelt/hf, checked against these families by tests/python/test_hf_model.py).
+  // and smelt's own (python/smelt/hf, checked against these families by tests/python/test_torch_hf_class.py).
   auto supported = supported_hf_model_types();
   for (const char* remote : {"ouro", "huginn_raven", "smelt"})
     supported.erase(std::find(supported.begin(), supported.end(), remote));
