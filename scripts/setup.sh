@@ -103,33 +103,28 @@ else
       fail "pip install torch==$torch_version exited with $? (needs about 5 GB free under $venv; SMELT_TORCH=0 skips torch and the smelt.torch tests)"
   fi
 fi
+# pin NAME VERSION [PIP ARGUMENTS...]: pip install NAME==VERSION (with the arguments) into the venv unless that
+# version imports already; with torch and skipped with it (SMELT_TORCH=0), for the tests only.
+pin() {
+  local name=$1 version=$2
+  shift 2
+  [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ] || return 0
+  if "$venv/bin/python" -c "import sys, $name; sys.exit($name.__version__ != '$version')" 2>/dev/null; then
+    say "python: $name $version present"
+  else
+    say "python: pip install $name==$version (PyPI)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$name==$version" "$@" >&2 ||
+      fail "pip install $name==$version exited with $? (SMELT_TORCH=0 skips it with torch)"
+  fi
+}
 # transformers, pinned, beside torch: the oracle of tests/python/test_torch_hf.py, which skips without it
 # (about 170 MB installed with its dependencies; 5.18.0 is the newest release that runs on torch 2.5.1:
-# later ones need torch 2.6). SMELT_TORCH=0 skips it with torch.
-transformers_version=5.18.0
-if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
-  if "$venv/bin/python" -c "import sys, transformers; sys.exit(transformers.__version__ != '$transformers_version')" 2>/dev/null; then
-    say "python: transformers $transformers_version present"
-  else
-    say "python: pip install transformers==$transformers_version (PyPI)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "transformers==$transformers_version" >&2 ||
-      fail "pip install transformers==$transformers_version exited with $? (SMELT_TORCH=0 skips it and torch)"
-  fi
-fi
+# later ones need torch 2.6).
+pin transformers 5.18.0
 # accelerate, pinned, beside transformers: what transformers' Trainer runs on (smelt.hf's training tests and
 # examples/train/). 1.12.0 accepts torch 2.5.1 (later releases need torch 2.6 and would replace it); installed
 # with torch named, so pip never swaps torch for a newer one.
-accelerate_version=1.12.0
-if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
-  if "$venv/bin/python" -c "import sys, accelerate; sys.exit(accelerate.__version__ != '$accelerate_version')" 2>/dev/null; then
-    say "python: accelerate $accelerate_version present"
-  else
-    say "python: pip install accelerate==$accelerate_version (PyPI)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "accelerate==$accelerate_version" \
-      "torch==$torch_version" >&2 ||
-      fail "pip install accelerate==$accelerate_version exited with $? (SMELT_TORCH=0 skips it with torch)"
-  fi
-fi
+pin accelerate 1.12.0 "torch==$torch_version"
 # megatron-core, pinned, for the tests that check exported Megatron-LM arguments
 # against its TransformerConfig and GPTModel (tests/python/test_export_megatron_core.py,
 # skipped without it; a 2 MB wheel). 0.14.0 is the newest whose requirements accept

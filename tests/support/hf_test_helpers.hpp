@@ -4,15 +4,28 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
+#include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 
 namespace smelt::test {
 
 inline std::string example_path(const char* name) { return std::string(SMELT_SOURCE_DIR "/examples/hf/") + name; }
+
+// The lines of the config_error that reading and counting a config.json raises; none when it counts.
+inline std::vector<std::string> count_errors(const nlohmann::json& j) {
+  try {
+    (void)count(parse_hf_config(j.dump()));
+  } catch (const config_error& e) {
+    return e.lines();
+  }
+  return {};
+}
 
 inline nlohmann::json example_json(const char* name) {
   return nlohmann::json::parse(read_text_file(example_path(name)));

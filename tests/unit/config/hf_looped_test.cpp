@@ -12,19 +12,6 @@
 using namespace smelt;
 using namespace smelt::test;
 
-namespace {
-
-std::vector<std::string> errors_of(const nlohmann::json& j) {
-  try {
-    (void)count(parse_hf_config(j.dump()));
-  } catch (const config_error& e) {
-    return e.lines();
-  }
-  return {};
-}
-
-}  // namespace
-
 TEST_CASE("Ouro-1.4B: the whole stack looped 4 times, and its published 1,434,652,673 parameters", "[hf_looped]") {
   const ModelConfig c = read_config(example_path("ouro-1.4b.json"));
   CHECK(c.norm_placement == NormPlacement::sandwich);
@@ -68,10 +55,10 @@ TEST_CASE("Ouro's total_ut_steps: absent is 4, one step still stores the gate, a
   CHECK(one.executed_layers == 24);
   CHECK(one.params.total == 1'434'652'673);
   j["total_ut_steps"] = 0;
-  CHECK(errors_of(j) == std::vector<std::string>{"total_ut_steps = 0: must be between 1 and 1024"});
+  CHECK(count_errors(j) == std::vector<std::string>{"total_ut_steps = 0: must be between 1 and 1024"});
   j["total_ut_steps"] = 4;
   j["loop"] = {{"first_layer", 3}, {"last_layer", 4}, {"count", 2}};  // a second loop inside Ouro's own
-  CHECK(errors_of(j) ==
+  CHECK(count_errors(j) ==
         std::vector<std::string>{"loops[1].span = \"3-4\": must start after loops[0].span \"1-24\" ends: spans are "
                                  "disjoint and in layer order"});
 }
@@ -120,7 +107,7 @@ TEST_CASE("Huginn's keys are checked: the depths, the recurrence and the module 
   j["mean_recurrence"] = 0;
   j["injection_type"] = "add";
   j["bias"] = true;
-  CHECK(errors_of(j) ==
+  CHECK(count_errors(j) ==
         std::vector<std::string>{
             "bias = true: not read: no released Huginn has linear-layer biases",
             "injection_type = \"add\": must be \"linear\" (the one this reader knows)",

@@ -7,23 +7,16 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "hf_test_helpers.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/export.hpp"
 
 using namespace smelt;
+using namespace smelt::test;
 
 namespace {
-
-std::vector<std::string> errors_of(const nlohmann::json& j) {
-  try {
-    (void)count(parse_hf_config(j.dump()));
-  } catch (const config_error& e) {
-    return e.lines();
-  }
-  return {};
-}
 
 nlohmann::json exported(const char* example) {
   return nlohmann::json::parse(export_hf(read_config(std::string(SMELT_SOURCE_DIR "/examples/") + example), "smelt"));
@@ -68,30 +61,30 @@ TEST_CASE("model_type smelt writes transformers' names beside the native block",
 
 TEST_CASE("model_type smelt: a missing block, a disagreeing copy, another schema and a broken rule are named",
           "[hf_smelt]") {
-  CHECK(errors_of({{"model_type", "smelt"}, {"hidden_size", 64}}) ==
+  CHECK(count_errors({{"model_type", "smelt"}, {"hidden_size", 64}}) ==
         std::vector<std::string>{"smelt = missing: a config.json of model_type \"smelt\" holds the native config "
                                  "(docs/config.md) as the object \"smelt\""});
-  CHECK(errors_of({{"model_type", "smelt"}, {"smelt", 3}}) ==
+  CHECK(count_errors({{"model_type", "smelt"}, {"smelt", 3}}) ==
         std::vector<std::string>{"smelt = 3: a config.json of model_type \"smelt\" holds the native config "
                                  "(docs/config.md) as the object \"smelt\""});
   auto j = exported("smelt-looped-12l.json");
   j["hidden_size"] = 1024;
   j["num_hidden_layers"] = 13;
-  CHECK(errors_of(j) ==
+  CHECK(count_errors(j) ==
         std::vector<std::string>{
             "hidden_size = 1024: must equal smelt.hidden_size (1056): the native config is the model, this a copy",
             "num_hidden_layers = 13: must equal smelt.num_layers (12): the native config is the model, this a copy"});
   j = exported("smelt-looped-12l.json");
   j["smelt"]["schema_version"] = 2;
-  CHECK(errors_of(j) == std::vector<std::string>{"smelt.schema_version = 2: must be 1"});
+  CHECK(count_errors(j) == std::vector<std::string>{"smelt.schema_version = 2: must be 1"});
   j = exported("smelt-looped-12l.json");
   j["smelt"]["loop"]["span"] = "10-14";
-  const auto loop = errors_of(j);
+  const auto loop = count_errors(j);
   REQUIRE(loop.size() == 1);
   CHECK(loop[0].starts_with("smelt.loop.span = \"10-14\": "));
   j = exported("smelt-looped-12l.json");
   j["smelt"]["attention"]["num_heads"] = "ten";
-  const auto typed = errors_of(j);
+  const auto typed = count_errors(j);
   REQUIRE(!typed.empty());
   CHECK(typed[0].starts_with("smelt.attention.num_heads = \"ten\": "));
 }
