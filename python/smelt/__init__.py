@@ -217,8 +217,9 @@ def memory(config: ConfigLike, **layout: Any) -> MemoryReport:
 
     The MemoryLayout keywords below (``micro_batch``, ``seq``, ``tp``, ``pp``, ``recompute``, ...). Returns
     ``smelt-match memory --json``: ``total`` (bytes of the most loaded rank), ``worst_rank`` (its ``weights``,
-    ``gradients``, ``optimizer`` and ``activations``, each with ``total`` and ``terms``, and its layer
-    ``visits``), ``per_stage``, ``layout`` as resolved and ``fraction_of_device``.
+    ``gradients``, ``optimizer`` and ``activations``, each with ``total`` and ``terms``, its ``layer_visits``
+    and their ``visit_runs``: visits of one kind as runs of layers and passes), ``per_stage``, ``layout`` as
+    resolved and ``fraction_of_device``.
     """
     return MemoryReport(_core.memory(_native(config), _keywords("memory", layout)))
 
