@@ -20,6 +20,7 @@ import smelt  # noqa: E402
 
 frontier_files = plot_reports.frontier_files
 looped_count = plot_reports.looped_count
+empty_working_directory = plot_reports.empty_working_directory  # autouse: no test reads the folder pytest runs in
 
 # The input limit of src/util (kMaxInputBytes): 64 MiB.
 LIMIT = "the 64 MiB (67108864 bytes) input limit"

@@ -14,6 +14,7 @@
 
 #include "scaling/exact_exp_log.hpp"
 #include "scaling/objective.hpp"
+#include "scratch_dir.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_runs.hpp"
@@ -49,7 +50,7 @@ std::vector<Run> synthetic(LawForm form, const std::vector<double>& params, doub
 }
 
 std::string temp_file(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("smelt-scaling-fit-" + name);
+  const auto path = test::scratch_path("smelt-scaling-fit-" + name);
   std::ofstream(path) << text;
   return path.string();
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "scratch_dir.hpp"
 #include "smelt/bench_calibrate.hpp"
 #include "smelt/calibration.hpp"
 #include "smelt/config_io.hpp"
@@ -92,7 +93,7 @@ TEST_CASE("calibration: written and read back, and read as a hardware spec file"
   const Calibration back = parse_calibration(text, "back.json");
   CHECK(calibration_json(back) == text);
   CHECK(back.gemm.flops_per_second == c.gemm.flops_per_second);
-  const auto file = std::filesystem::temp_directory_path() / "smelt-calibration-test.json";
+  const auto file = test::scratch_path("smelt-calibration-test.json");
   std::ofstream(file) << text;
   const HardwareSpec hw = hardware_spec(file.string());
   CHECK(hw.name == "x");
