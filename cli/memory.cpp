@@ -64,7 +64,7 @@ std::string run_line(const VisitRun& v) {
 std::string human_report(const MemoryReport& r) {
   const MemoryLayout& l = r.layout;
   const StageMemory& w = r.stages[r.worst_stage];
-  std::string out = fmt::format("{}: {} memory per GPU, convention {}\n", r.model,
+  std::string out = fmt::format("{}: {} memory per GPU, convention {}\n", shown_name(r.model),
                                 l.inference ? "inference" : "training", to_string(l.convention));
   if (l.inference)
     out += fmt::format("  batch {} x context {}; tp {}, pp {}, ep {}\n", l.batch, l.context, l.tp, l.pp, l.ep);

@@ -122,10 +122,10 @@ class Search {
   void visit(const Geometry& g, i64 w) {
     const detail::IndexSpan span = detail::hidden_span(plan_, g);
     std::size_t ih = span.lo;
-    // The binary search's last probe that did not fall short is where the
-    // visit starts: its count at the largest E is reused there.
-    Components probed;
-    std::size_t probed_at = span.hi;
+    // The binary search's probes that did not fall short lie where the visit
+    // passes: their counts at the largest E are reused there, so that no
+    // config is counted twice (MatchResult::evaluated stays within the space).
+    std::vector<std::pair<std::size_t, Components>> probed;  // at most log2 of the hidden sizes
     if (top_.full()) {  // the first hidden size that does not fall short at the largest E
       std::size_t hi = span.hi;
       while (ih < hi) {
@@ -135,18 +135,18 @@ class Search {
           ih = mid + 1;
         } else {
           hi = mid;
-          probed = std::move(c);
-          probed_at = mid;
+          probed.emplace_back(mid, std::move(c));
         }
       }
     }
     const bool one_e = plan_.experts.size() == 1;
     for (; ih < span.hi; ++ih) {
       const i64 h = plan_.hidden[ih];
-      const bool reuse = ih == probed_at;
-      const Components c0 = one_e && reuse ? probed : components(h, plan_.experts.front(), g, w);
+      const auto probe = std::find_if(probed.begin(), probed.end(), [&](const auto& p) { return p.first == ih; });
+      const bool reuse = probe != probed.end();
+      const Components c0 = one_e && reuse ? probe->second : components(h, plan_.experts.front(), g, w);
       if (top_.full() && over(c0)) break;  // and every wider H with it
-      const Components c1 = one_e ? c0 : (reuse ? probed : components(h, plan_.experts.back(), g, w));
+      const Components c1 = one_e ? c0 : (reuse ? probe->second : components(h, plan_.experts.back(), g, w));
       if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
       if (offer_best_e(h, g, w, c0, c1)) break;   // over the memory limit at the fewest experts, as every wider H
     }
@@ -296,9 +296,12 @@ class Search {
       step[i] = (c1[i] - c0[i]) / (n - 1);
     }
     if (!affine) {
-      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line);
+      std::map<i64, Components> counted;
+      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line, counted);
       return offer(std::move(best), k, [&](i64 j) {
-        return objective_.score(components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
+        const auto it = counted.find(j);  // counted already, or counted now
+        return objective_.score(
+            it != counted.end() ? it->second : components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
       });
     }
     const auto at = [&](i64 k) {
@@ -346,10 +349,10 @@ class Search {
   // with the smallest bound until no gap can beat the best counted (more
   // experts win ties, as in TopCandidates): exact, and a few counts where the
   // lines and the bounds agree.
-  // Returns the best candidate, scored, and its expert index.
+  // Returns the best candidate, scored, and its expert index; `counted` holds every index it counted.
   std::pair<detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
                                                const Components& c1, const std::vector<i128>& step,
-                                               const std::vector<bool>& line) {
+                                               const std::vector<bool>& line, std::map<i64, Components>& counted) {
     const i64 n = static_cast<i64>(plan_.experts.size());
     const auto line_max = [&](i64 k) {
       Fraction worst{0, 1};
@@ -359,7 +362,7 @@ class Search {
       return worst;
     };
     const i64 line_best = rightmost_minimiser(n, line_max);
-    std::map<i64, Components> counted{{0, c0}, {n - 1, c1}};
+    counted = {{0, c0}, {n - 1, c1}};
     detail::TopCandidates best(plan_, 1);
     const auto offer_k = [&](i64 k, const Components& c) {
       best.offer({objective_.score(c, goal_), h, plan_.experts[static_cast<std::size_t>(k)], g, w});

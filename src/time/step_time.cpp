@@ -314,6 +314,8 @@ auto named_failures(const ModelConfig& c, const memory_detail::ResolvedLayout& r
 
 }  // namespace
 
+void time_detail::check_options(const TimeOptions& options, detail::Violations& errors) { check(options, errors); }
+
 double time_detail::training_seconds_per_token(const ModelConfig& c, const MemoryLayout& layout, const HardwareSpec& hw,
                                                const TimeOptions& options) {
   const memory_detail::ResolvedLayout r = resolve(c, layout, options);

@@ -38,6 +38,17 @@ TEST_CASE("an echoed value is cut to its first 60 bytes and an ellipsis", "[read
   CHECK(json_excerpt(nlohmann::json(std::vector<int>(100000, 1))) == "[" + repeat("1,", 29) + "1...");
 }
 
+TEST_CASE("a name shown in text stays on one line: control characters and line separators escaped", "[readers]") {
+  using smelt::detail::name_excerpt;
+  // A config's name once printed raw: a newline began a line of its own ("smelt-match: wrote ...") and an escape
+  // sequence reached the terminal.
+  CHECK(name_excerpt("tiny\nsmelt-match: wrote x\x1b[31m") == "tiny\\x0asmelt-match: wrote x\\x1b[31m");
+  CHECK(name_excerpt("a\rb\x7f\xc2\x85\xe2\x80\xa8") == "a\\x0db\\x7f\\u0085\\u2028");
+  CHECK(name_excerpt("caf\xc3\xa9 \\ ok") == "caf\xc3\xa9 \\ ok");
+  // Escaped, then cut: 100 newlines are 400 bytes escaped, of which 64 are shown, with the name's own length.
+  CHECK(name_excerpt(std::string(100, '\n')) == repeat("\\x0a", 16) + "... (100 bytes)");
+}
+
 TEST_CASE("one input reports at most 100 violations and then says more were found", "[readers]") {
   // 150 layers that are not integers: 150 violations, of which the first 100 are listed.
   std::string layers = "[" + repeat("\"x\",", 149) + "\"x\"]";
