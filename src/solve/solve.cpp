@@ -12,8 +12,10 @@
 // kept, found by binary search. Per-GPU memory and time per token are not
 // affine in E but do not fall as E rises: matched, the best E is found by
 // counting only the expert counts whose bounds can still beat the best one
-// counted. docs/solver.md section 7 proves the steps exact; tests compare
-// against brute force.
+// counted, each where the chords between the counts put the best; and they are
+// counted last, for the hidden sizes the other budgets leave room in (a count
+// of memory or time costs some twenty of the others). docs/solver.md section 7
+// proves the steps exact; tests compare against brute force.
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -36,12 +38,12 @@ using Components = std::vector<i128>;
 
 constexpr i128 kMaxI64 = std::numeric_limits<i64>::max();
 
-// Rightmost minimiser over 0 .. n - 1 of a convex sequence f (exact
+// Rightmost minimiser over first .. last of a convex sequence f (exact
 // fractions): the last k whose step from k - 1 does not increase it, found by
 // binary search (more experts win ties).
 template <class F>
-i64 rightmost_minimiser(i64 n, const F& f) {
-  i64 lo = 0, hi = n - 1;
+i64 rightmost_minimiser(i64 first, i64 last, const F& f) {
+  i64 lo = first, hi = last;
   while (lo < hi) {
     const i64 mid = lo + (hi - lo + 1) / 2;
     if (detail::compare(f(mid), f(mid - 1)) <= 0)
@@ -50,6 +52,10 @@ i64 rightmost_minimiser(i64 n, const F& f) {
       hi = mid - 1;
   }
   return lo;
+}
+template <class F>
+i64 rightmost_minimiser(i64 n, const F& f) {
+  return rightmost_minimiser(0, n - 1, f);
 }
 
 class Search {
@@ -120,17 +126,24 @@ class Search {
   // exceed one by more than it, holds no candidate that can enter, and those
   // sizes are a prefix and a suffix of the ascending list.
   void visit(const Geometry& g, i64 w) {
+    figures_.clear();
     const detail::IndexSpan span = detail::hidden_span(plan_, g);
     std::size_t ih = span.lo;
     // The binary search's probes that did not fall short lie where the visit
     // passes: their counts at the largest E are reused there, so that no
     // config is counted twice (MatchResult::evaluated stays within the space).
     std::vector<std::pair<std::size_t, Components>> probed;  // at most log2 of the hidden sizes
+    const i64 e_min = plan_.experts.front(), e_max = plan_.experts.back();
+    // The probes count memory and time only where nothing else is matched: otherwise the counted budgets
+    // alone (memory and time at their targets) find where the visit starts, and memory and time are counted
+    // for the hidden sizes visited, where the lines leave a candidate that can enter.
+    const bool probe_complete = !objective_.flops && !objective_.params && !objective_.kv;
     if (top_.full()) {  // the first hidden size that does not fall short at the largest E
       std::size_t hi = span.hi;
       while (ih < hi) {
         const std::size_t mid = ih + (hi - ih) / 2;
-        Components c = components(plan_.hidden[mid], plan_.experts.back(), g, w);
+        Components c = counted(plan_.hidden[mid], e_max, g, w);
+        if (probe_complete) complete(c, plan_.hidden[mid], e_max, g, w);
         if (short_of(c)) {
           ih = mid + 1;
         } else {
@@ -144,11 +157,23 @@ class Search {
       const i64 h = plan_.hidden[ih];
       const auto probe = std::find_if(probed.begin(), probed.end(), [&](const auto& p) { return p.first == ih; });
       const bool reuse = probe != probed.end();
-      const Components c0 = one_e && reuse ? probe->second : components(h, plan_.experts.front(), g, w);
+      Components c0 = one_e && reuse ? probe->second : counted(h, e_min, g, w);
       if (top_.full() && over(c0)) break;  // and every wider H with it
-      const Components c1 = one_e ? c0 : (reuse ? probe->second : components(h, plan_.experts.back(), g, w));
+      Components c1 = one_e ? c0 : (reuse ? probe->second : counted(h, e_max, g, w));
       if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
-      if (offer_best_e(h, g, w, c0, c1)) break;   // over the memory limit at the fewest experts, as every wider H
+      // Memory and time counted only where the counted budgets leave a candidate that can enter: at the
+      // largest E first, since a short size (skipped) is commoner than an over one (which ends the visit).
+      if (objective_.memory || objective_.time) {
+        if (top_.full() && lines_beyond_threshold(c0, c1)) continue;
+        if (!(reuse && probe_complete)) complete(c1, h, e_max, g, w);
+        if (top_.full() && short_of(c1)) continue;
+        if (one_e)
+          c0 = c1;
+        else
+          complete(c0, h, e_min, g, w);
+        if (top_.full() && over(c0)) break;
+      }
+      if (offer_best_e(h, g, w, c0, c1)) break;  // over the memory limit at the fewest experts, as every wider H
     }
   }
 
@@ -162,19 +187,81 @@ class Search {
   const std::optional<i128>& fastest_dropped() const { return fastest_dropped_; }
 
  private:
-  Components components(i64 h, i64 e, const Geometry& g, i64 w) {
+  // The candidate's components, memory and time at their targets: there they prune nothing (short_of() and
+  // over() see no gap), so a test these pass on the counted budgets alone holds for the complete components.
+  Components counted(i64 h, i64 e, const Geometry& g, i64 w) {
     ++evaluated_;
     detail::set_knobs(plan_, h, e, g, w, scratch_);
     detail::ExactBudgets b = detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
+    b.memory = target_memory_;
+    b.time = target_time_;
+    return objective_.components(b);
+  }
+
+  // Counts the candidate's memory and time, where matched, into `c` as counted() left it.
+  void complete(Components& c, i64 h, i64 e, const Geometry& g, i64 w) {
+    if (!objective_.memory && !objective_.time) return;
+    detail::set_knobs(plan_, h, e, g, w, scratch_);
     // A candidate the layout cannot shard is never offered (fits()); its memory component is the target's,
     // so that it prunes nothing (docs/solver.md section 5, "Memory per GPU").
-    if (objective_.memory)
-      b.memory =
-          detail::memory_figure(scratch_, plan_.options.memory_layout).bytes.value_or(static_cast<i64>(target_memory_));
-    if (objective_.time) {
-      b.time = detail::training_attoseconds(scratch_, *plan_.hardware, plan_.options).value_or(target_time_);
+    std::size_t i = c.size() - (objective_.memory ? 1U : 0U) - (objective_.time ? 1U : 0U);
+    if (objective_.memory) c[i++] = memory_of(h, e, g, w).bytes.value_or(static_cast<i64>(target_memory_));
+    if (objective_.time) c[i] = time_of(h, e, g, w).value_or(target_time_);
+  }
+
+  // A candidate's memory and time, each counted once per visit of its (g, w): the search, the limits and the
+  // closest fitting expert count ask for the same candidates again.
+  struct Figures {
+    std::optional<detail::MemoryFigure> memory;
+    std::optional<std::optional<i128>> time;
+  };
+  Figures& figures(i64 h, i64 e, const Geometry& g, i64 w) {
+    return figures_[{h, e, g.heads, g.kv_heads, g.head_dim, w}];
+  }
+  const detail::MemoryFigure& memory_of(i64 h, i64 e, const Geometry& g, i64 w) {
+    Figures& f = figures(h, e, g, w);
+    if (!f.memory) {
+      detail::set_knobs(plan_, h, e, g, w, scratch_);
+      f.memory = detail::memory_figure(scratch_, plan_.options.memory_layout);
     }
-    return objective_.components(b);
+    return *f.memory;
+  }
+  std::optional<i128> time_of(i64 h, i64 e, const Geometry& g, i64 w) {
+    Figures& f = figures(h, e, g, w);
+    if (!f.time) {
+      detail::set_knobs(plan_, h, e, g, w, scratch_);
+      f.time = detail::training_attoseconds(scratch_, *plan_.hardware, plan_.options);
+    }
+    return *f.time;
+  }
+
+  Components components(i64 h, i64 e, const Geometry& g, i64 w) {
+    Components c = counted(h, e, g, w);
+    complete(c, h, e, g, w);
+    return c;
+  }
+
+  // Whether every candidate of one (H, g, w) has a largest mismatch above the threshold by the components
+  // that are lines in the expert index k alone, from their values at the smallest (c0) and largest (c1)
+  // expert count (the others, memory and time, may be at their targets): each line's mismatch at every k is
+  // a lower bound on that candidate's largest, and their largest is convex in k, so smallest at its
+  // rightmost minimiser.
+  bool lines_beyond_threshold(const Components& c0, const Components& c1) const {
+    const i64 n = static_cast<i64>(plan_.experts.size());
+    std::vector<i128> step(c0.size(), 0);
+    for (std::size_t i = 0; i < c0.size() && n > 1; ++i) {
+      if (non_affine(i)) continue;
+      if ((c1[i] - c0[i]) % (n - 1) != 0) return false;  // not a line: no bound (section 7 (b))
+      step[i] = (c1[i] - c0[i]) / (n - 1);
+    }
+    const auto line_max = [&](i64 k) {
+      Fraction worst{0, 1};
+      for (std::size_t i = 0; i < c0.size(); ++i)
+        if (!non_affine(i))
+          if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
+      return worst;
+    };
+    return detail::compare(line_max(rightmost_minimiser(n, line_max)), top_.threshold()) > 0;
   }
 
   // Whether the candidate fits the memory and time limits and the layout can shard it; remembers the
@@ -186,7 +273,7 @@ class Search {
     if (gate_ == Gate::shards) return detail::shardable(scratch_, plan_.options.memory_layout);
     const MatchOptions& o = plan_.options;
     if (o.memory_limit.bytes > 0 || objective_.memory) {
-      const detail::MemoryFigure m = detail::memory_figure(scratch_, o.memory_layout);
+      const detail::MemoryFigure& m = memory_of(h, e, g, w);
       last_bytes_ = m.bytes;
       over_limit_ = m.bytes && o.memory_limit.bytes > 0 && *m.bytes > o.memory_limit.bytes;
       if (!detail::fits(m, o)) {
@@ -197,7 +284,7 @@ class Search {
       return false;
     }
     if (o.time_limit > 0) {
-      const std::optional<i128> t = detail::training_attoseconds(scratch_, *plan_.hardware, o);
+      const std::optional<i128> t = time_of(h, e, g, w);
       if (!t) return false;
       const i128 as = *t;
       if (as > time_ceiling_) {
@@ -296,12 +383,12 @@ class Search {
       step[i] = (c1[i] - c0[i]) / (n - 1);
     }
     if (!affine) {
-      std::map<i64, Components> counted;
-      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line, counted);
+      std::map<i64, Components> seen;
+      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line, seen);
       return offer(std::move(best), k, [&](i64 j) {
-        const auto it = counted.find(j);  // counted already, or counted now
+        const auto it = seen.find(j);  // counted already, or counted now
         return objective_.score(
-            it != counted.end() ? it->second : components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
+            it != seen.end() ? it->second : components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
       });
     }
     const auto at = [&](i64 k) {
@@ -349,10 +436,10 @@ class Search {
   // with the smallest bound until no gap can beat the best counted (more
   // experts win ties, as in TopCandidates): exact, and a few counts where the
   // lines and the bounds agree.
-  // Returns the best candidate, scored, and its expert index; `counted` holds every index it counted.
+  // Returns the best candidate, scored, and its expert index; `seen` holds every index it counted.
   std::pair<detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
                                                const Components& c1, const std::vector<i128>& step,
-                                               const std::vector<bool>& line, std::map<i64, Components>& counted) {
+                                               const std::vector<bool>& line, std::map<i64, Components>& seen) {
     const i64 n = static_cast<i64>(plan_.experts.size());
     const auto line_max = [&](i64 k) {
       Fraction worst{0, 1};
@@ -362,7 +449,13 @@ class Search {
       return worst;
     };
     const i64 line_best = rightmost_minimiser(n, line_max);
-    counted = {{0, c0}, {n - 1, c1}};
+    // The lines E does not move: the same mismatch at every k, a lower bound on each one's largest.
+    Fraction fixed{0, 1};
+    for (std::size_t i = 0; i < goal_.size(); ++i)
+      if (line[i] && step[i] == 0)
+        if (const Fraction f = detail::gap(c0[i], goal_[i]); detail::compare(f, fixed) > 0) fixed = f;
+    const auto less = [](const Fraction& x, const Fraction& y) { return detail::compare(x, y) < 0; };
+    seen = {{0, c0}, {n - 1, c1}};
     detail::TopCandidates best(plan_, 1);
     const auto offer_k = [&](i64 k, const Components& c) {
       best.offer({objective_.score(c, goal_), h, plan_.experts[static_cast<std::size_t>(k)], g, w});
@@ -371,8 +464,8 @@ class Search {
     if (n > 1) offer_k(n - 1, c1);
     for (;;) {
       std::optional<Fraction> lowest;
-      i64 next = -1;
-      for (auto a = counted.begin(), b = std::next(a); b != counted.end(); ++a, ++b) {
+      auto gap = seen.end();
+      for (auto a = seen.begin(), b = std::next(a); b != seen.end(); ++a, ++b) {
         if (b->first == a->first + 1) continue;
         const i64 k = std::clamp(line_best, a->first + 1, b->first - 1);
         Fraction bound = line_max(k);
@@ -384,16 +477,44 @@ class Search {
                                                 : Fraction{0, 1};
           if (detail::compare(f, bound) > 0) bound = f;
         }
-        if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, next = k;
+        if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, gap = a;
       }
-      if (next < 0 || detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
+      if (gap == seen.end() || detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
+      // Nor where no candidate left can enter the top list: then the best counted is this (H, g, w)'s best or
+      // cannot enter either, as the best cannot.
+      if (top_.full() && detail::compare(std::max(*lowest, fixed, less), top_.threshold()) > 0) break;
+      const i64 next = count_point(*gap, *std::next(gap), line, line_max);
       const Components c = components(h, plan_.experts[static_cast<std::size_t>(next)], g, w);
       offer_k(next, c);
-      counted.emplace(next, c);
+      seen.emplace(next, c);
     }
     const detail::Found& found = best.sorted().front();
     const auto k = std::lower_bound(plan_.experts.begin(), plan_.experts.end(), found.experts) - plan_.experts.begin();
     return {found, static_cast<i64>(k)};
+  }
+
+  // Where to count in the gap between the counted indices a and b: the k whose estimated largest mismatch is
+  // smallest, each component that is not a line taken on its chord from a to b (memory and time are close to
+  // affine in k). Any k of the gap keeps the search exact, since its bound covers the whole gap; this one
+  // finds the best in a few counts where the chords are close (the lines' minimiser alone, for memory or time
+  // matched alone, walked the gap one expert count at a time).
+  template <class LineMax>
+  i64 count_point(const std::pair<const i64, Components>& a, const std::pair<const i64, Components>& b,
+                  const std::vector<bool>& line, const LineMax& line_max) const {
+    const i128 span = b.first - a.first;
+    const auto estimate = [&](i64 k) {
+      Fraction worst = line_max(k);
+      for (std::size_t i = 0; i < goal_.size(); ++i) {
+        if (line[i]) continue;
+        // The chord at k times span, against the target times span: |chord - t| / t, exactly.
+        const i128 chord = a.second[i] * span + (b.second[i] - a.second[i]) * (k - a.first);
+        const i128 target = goal_[i] * span;
+        const Fraction f{chord > target ? chord - target : target - chord, goal_[i] > 0 ? target : span};
+        if (detail::compare(f, worst) > 0) worst = f;
+      }
+      return worst;
+    };
+    return rightmost_minimiser(a.first + 1, b.first - 1, estimate);
   }
 
   const detail::Plan& plan_;
@@ -405,7 +526,8 @@ class Search {
   i128 target_time_;
   i128 time_ceiling_;  // the largest training attoseconds per token under the time limit
   Gate gate_;
-  bool checked_;  // gate_ is not none
+  bool checked_;                                                         // gate_ is not none
+  std::map<std::tuple<i64, i64, i64, i64, i64, i64>, Figures> figures_;  // of the (g, w) visited
   i64 evaluated_ = 0;
   i64 dropped_ = 0;
   i64 dropped_for_time_ = 0;

@@ -96,7 +96,10 @@ const std::string& h100_without_overhead() {
 // With `memory`, per-GPU memory under a random layout (expert and tensor
 // parallel, micro-batch) is a limit near the Baseline's, a matched budget, or
 // both; or the predicted training time per token on an H100 under that layout is.
-enum class Memory { off, limit, match, both, time_limit, time_match, time_both };
+// memory_alone, time_alone and memory_time match memory, time or both with no
+// other budget beside them (memory_time: with a random subset of the others,
+// possibly none), so that the search prunes on them alone.
+enum class Memory { off, limit, match, both, time_limit, time_match, time_both, memory_alone, time_alone, memory_time };
 
 void compare_with_brute_force(int trials, bool searched_width, Memory memory = Memory::off) {
   Random r{memory == Memory::off ? 20261130u : 20261205u + static_cast<unsigned>(memory)};
@@ -174,7 +177,18 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
         base = static_cast<double>(smelt::memory(CheckedConfig(b), l).total);
       }
       const bool timed = memory == Memory::time_limit || memory == Memory::time_match || memory == Memory::time_both;
-      if (timed) {
+      if (memory == Memory::memory_alone || memory == Memory::time_alone || memory == Memory::memory_time) {
+        // After every draw the other modes make, so that theirs stay as they were.
+        if (memory == Memory::memory_time)
+          std::erase_if(o.match, [&](Budget) { return r.coin(); });
+        else
+          o.match.clear();
+        if (memory != Memory::time_alone) o.match.push_back(Budget::memory);
+        if (memory != Memory::memory_alone) {
+          o.hardware = h100_without_overhead();
+          o.match.push_back(Budget::time);
+        }
+      } else if (timed) {
         o.hardware = h100_without_overhead();
         if (memory != Memory::time_limit) o.match.push_back(Budget::time);
         // A limit near the Baseline's time or above it: a looped model visits more layers.
@@ -227,13 +241,17 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
     brute_work += slow.evaluated;
     limited_trials += fast.dropped_for_time > 0 ? 1 : 0;
   }
-  // The search counts far fewer configs than the spaces hold.
-  CHECK(smart_work * 3 < brute_work);
+  // The search counts far fewer configs than the spaces hold. With memory or time matched alone, every (H,
+  // geometry) holds a candidate near the target, and these spaces have few expert counts each (two or more):
+  // each costs its two ends and a count or two between them, a third of the space or more.
+  const bool alone = memory == Memory::memory_alone || memory == Memory::time_alone;
+  CHECK(smart_work * (alone ? 2 : 3) < brute_work);
   // Few spaces are empty: nearly every trial compares two lists (a memory
   // limit below every candidate, or a layout the Baseline breaks, empties more).
   // A time limit empties the most: these small models are bound by each op's fixed cost, and a loop's extra
   // visits pay it again.
-  const bool timed = memory == Memory::time_limit || memory == Memory::time_match || memory == Memory::time_both;
+  const bool timed = memory == Memory::time_limit || memory == Memory::time_match || memory == Memory::time_both ||
+                     memory == Memory::time_alone || memory == Memory::memory_time;
   CHECK(empty_spaces * (memory == Memory::off ? 10 : (timed ? 2 : 3)) < trials);
   // And the time limit binds: some trials found their best over it and kept the closest that fits.
   if (memory == Memory::time_limit || memory == Memory::time_both) CHECK(limited_trials * 8 >= trials);
@@ -277,4 +295,23 @@ TEST_CASE("with time matched, the top candidates equal brute force on 20 random 
 TEST_CASE("with time matched and limited, the top candidates equal brute force on 12 random spaces",
           "[solve][brute][time]") {
   compare_with_brute_force(12, false, Memory::time_both);
+}
+
+TEST_CASE("with memory matched alone, the top candidates equal brute force on 12 random spaces",
+          "[solve][brute][memory]") {
+  compare_with_brute_force(12, false, Memory::memory_alone);
+}
+
+TEST_CASE("with time matched alone, the top candidates equal brute force on 12 random spaces", "[solve][brute][time]") {
+  compare_with_brute_force(12, false, Memory::time_alone);
+}
+
+TEST_CASE("with memory and time matched, the top candidates equal brute force on 12 random spaces",
+          "[solve][brute][memory][time]") {
+  compare_with_brute_force(12, false, Memory::memory_time);
+}
+
+TEST_CASE("with time matched and the expert width searched, the top candidates equal brute force on 12 random spaces",
+          "[solve][brute][time]") {
+  compare_with_brute_force(12, true, Memory::time_match);
 }
