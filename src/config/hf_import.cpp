@@ -349,7 +349,7 @@ struct Family {
   Reader read;
 };
 
-constexpr std::array<Family, 16> kFamilies{{
+constexpr std::array<Family, 17> kFamilies{{
     {"dbrx", read_dbrx},
     {"deepseek_v2", read_deepseek_v2},
     {"deepseek_v3", read_deepseek_v3},
@@ -360,6 +360,7 @@ constexpr std::array<Family, 16> kFamilies{{
     {"llama4_text", read_llama4_text},
     {"mistral", read_mistral},
     {"mixtral", read_mixtral},
+    {"nanbeige", read_nanbeige},
     {"olmoe", read_olmoe},
     {"ouro", read_ouro},
     {"qwen2", read_qwen2},

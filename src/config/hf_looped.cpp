@@ -116,4 +116,53 @@ std::vector<LayerAttention> read_huginn(JsonObject& o, ModelConfig& c) {
   return {};
 }
 
+// Nanbeige4.2 (model_type "nanbeige"; modeling_nanbeige.py and configuration_nanbeige.py of Nanbeige/Nanbeige4.2-3B
+// on the Hub, as SGLang's python/sglang/srt/models/nanbeige.py and configs/nanbeige.py, llama.cpp's
+// src/models/nanbeige.cpp and mlx-lm's mlx_lm/models/nanbeige.py run it; commits in docs/config.md): a Llama
+// decoder (pre-norm, GQA with head_dim, default hidden / heads; SwiGLU of intermediate_size; attention_bias and
+// mlp_bias; qk_layernorm one RMSNorm(head_dim) on q and one on k) whose whole stack runs num_loops times with the
+// same weights and no residual scale. After every loop the final norm model.norm, its output fed to the next loop;
+// skip_loop_final_norm leaves it to the end alone. KV slot loop x layers + layer, one per visit. A non-empty
+// loop_loss_weights makes the modeling code run len + 1 loops, which the engines (num_loops) do not: the two must
+// agree. The options no released checkpoint enables (n-gram embeddings, hyper-connections, depth attention, the
+// middle-block loop split and its KV sharing) carry weights or schedules smelt does not read: refused by name, as
+// mlx-lm refuses them.
+std::vector<LayerAttention> read_nanbeige(JsonObject& o, ModelConfig& c) {
+  read_common(o, c);
+  c.attention.head_dim = o.integer("head_dim", derived_head_dim(c));  // NanbeigeConfig: hidden / heads
+  if (o.raw("kv_channels") != nullptr) {  // Megatron's name for head_dim, which the released config repeats
+    const std::size_t before = o.violations().size();
+    const std::int64_t channels = o.integer("kv_channels");
+    if (o.violations().size() == before && channels != c.attention.head_dim)
+      o.violation("kv_channels", fmt::format("{}", channels),
+                  fmt::format("must equal head_dim = {} (the width the modeling code uses)", c.attention.head_dim));
+  }
+  read_attention_bias(o, c, false);
+  c.ffn.bias = o.boolean("mlp_bias", false);
+  if (o.boolean("qk_layernorm", false)) c.attention.qk_norm = QkNorm::per_head;
+  c.ffn.dense_width = o.integer("intermediate_size");
+  for (const char* key : {"enable_double_loop_split", "loop_share_kv", "enable_hyper_connection", "enable_mhc",
+                          "enable_h_res_identity", "enable_depth_attention", "ngram_insert_all_layers"})
+    if (o.boolean(key, false)) o.violation(key, "true", "not read: no released Nanbeige enables it");
+  for (const char* key : {"emb_neighbor_num", "insert_ngram_layer_idx"})
+    if (const auto* v = o.raw(key); v != nullptr && !(v->is_array() && v->empty()))
+      o.violation(key, json_excerpt(*v), "not read: no released Nanbeige has n-gram embeddings");
+  const std::int64_t loops = o.integer("num_loops", 2);  // NanbeigeConfig's default
+  const bool norm_each_loop = !o.boolean("skip_loop_final_norm", false);
+  if (const auto* w = o.raw("loop_loss_weights"); w != nullptr) {
+    if (!w->is_array())
+      o.violation("loop_loss_weights", json_excerpt(*w), "must be a list of numbers");
+    else if (!w->empty() && static_cast<std::int64_t>(w->size()) + 1 != loops)
+      o.violation("loop_loss_weights", json_excerpt(*w),
+                  fmt::format("has {} entries: the modeling code then runs {} loops, num_loops = {} says otherwise",
+                              w->size(), w->size() + 1, loops));
+  }
+  if (loops < 1 || loops > kMaxLoops)
+    o.violation("num_loops", fmt::format("{}", loops), fmt::format("must be between 1 and {}", kMaxLoops));
+  else if (loops > 1 && sane_depth(c))
+    c.loops.push_back(
+        {.first = 1, .last = c.num_layers, .count = loops, .residual_scale = 1.0, .norm_each_pass = norm_each_loop});
+  return {};
+}
+
 }  // namespace smelt::detail

@@ -13,5 +13,6 @@ namespace smelt::detail {
 
 std::vector<LayerAttention> read_ouro(JsonObject& o, ModelConfig& c);
 std::vector<LayerAttention> read_huginn(JsonObject& o, ModelConfig& c);
+std::vector<LayerAttention> read_nanbeige(JsonObject& o, ModelConfig& c);
 
 }  // namespace smelt::detail

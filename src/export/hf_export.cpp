@@ -30,9 +30,9 @@ using detail::HfFamily;
 using detail::HfJson;
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 15> kDefaultOrder{
-    "mixtral", "qwen3_moe", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt_oss", "olmoe",       "llama4_text",
-    "dbrx",    "llama",     "qwen3",     "qwen2",       "mistral",     "ouro",    "huginn_raven"};
+constexpr std::array<std::string_view, 16> kDefaultOrder{
+    "mixtral", "qwen3_moe", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt_oss", "olmoe",        "llama4_text",
+    "dbrx",    "llama",     "qwen3",     "qwen2",       "mistral",     "ouro",    "huginn_raven", "nanbeige"};
 
 const HfFamily& find_family(std::string_view family) {
   const auto& all = detail::hf_families();

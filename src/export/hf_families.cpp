@@ -270,6 +270,23 @@ void write_huginn(const ModelConfig& c, HfJson& j) {
   j["torch_dtype"] = dtype_of(c);
 }
 
+// Nanbeige4.2 (config/hf_looped.cpp): a Llama layer, the whole stack run num_loops times with the final norm
+// after every loop (skip_loop_final_norm false) or once at the end (true); no loop writes num_loops 1.
+void write_nanbeige(const ModelConfig& c, HfJson& j) {
+  write_common(c, j);
+  j["kv_channels"] = c.attention.head_dim;
+  j["attention_bias"] = c.attention.qkv_bias;
+  j["mlp_bias"] = c.ffn.bias;
+  j["qk_layernorm"] = c.attention.qk_norm == QkNorm::per_head;
+  j["intermediate_size"] = c.ffn.dense_width;
+  LoopConfig stack{.count = 1};
+  for (const LoopConfig& l : c.loops)
+    if (l.first == 1 && l.last == c.num_layers) stack = l;
+  j["num_loops"] = stack.count;
+  j["loop_loss_weights"] = HfJson::array();
+  j["skip_loop_final_norm"] = !stack.norm_each_pass;
+}
+
 // smelt's own class (python/smelt/hf): the native config, loops and all, and
 // transformers' names for a few of its fields (config/hf_smelt.cpp).
 void write_smelt(const ModelConfig& c, HfJson& j) {
@@ -291,6 +308,7 @@ const std::vector<HfFamily>& hf_families() {
       {"llama4_text", "Llama4ForCausalLM", write_llama4_text},
       {"mistral", "MistralForCausalLM", write_mistral},
       {"mixtral", "MixtralForCausalLM", write_mixtral},
+      {"nanbeige", "NanbeigeForCausalLM", write_nanbeige, true},
       {"olmoe", "OlmoeForCausalLM", write_olmoe},
       {"ouro", "OuroForCausalLM", write_ouro, true},
       {"qwen2", "Qwen2ForCausalLM", write_qwen2},

@@ -41,9 +41,9 @@ FAMILY_INPUTS = {
     "qwen3_moe": TINY / "qwen3_moe_step2_tied.json",
 }
 
-# Ouro's and Huginn's modeling code is the Hub's remote code, not a transformers class: their configs are
-# proven in test_torch_loops.py and tests/unit/config/hf_looped_test.cpp instead.
-REAL = sorted(p for p in (EXAMPLES / "hf").glob("*.json") if not p.name.startswith(("ouro", "huginn")))
+# Ouro's, Huginn's and Nanbeige's modeling code is the Hub's remote code, not a transformers class: their configs
+# are proven in test_torch_loops.py and tests/unit/config/hf_looped_test.cpp instead.
+REAL = sorted(p for p in (EXAMPLES / "hf").glob("*.json") if not p.name.startswith(("ouro", "huginn", "nanbeige")))
 # smelt's own configs, exported in the first family that expresses each (examples/tiny-moe.json has none).
 NATIVE = [EXAMPLES / "smelt-baseline-54b.json", EXAMPLES / "smelt-looped-12l.json", EXAMPLES / "deepseek-v3-mla.json"]
 

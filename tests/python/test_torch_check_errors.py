@@ -145,7 +145,8 @@ def test_out_of_range_options_exit_2(capsys, no_build, argv, message):
                    '"model_type" (Hugging Face config.json) or "dim" and "n_layers" (ExecuTorch params.json)'),
         ('{"model_type": "foo", "hidden_size": 64}',
          '  model_type = "foo": not supported; supported: dbrx, deepseek_v2, deepseek_v3, gpt_oss, huginn_raven, '
-         "llama, llama4, llama4_text, mistral, mixtral, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, smelt"),
+         "llama, llama4, llama4_text, mistral, mixtral, nanbeige, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, "
+         "smelt"),
     ],
 )
 def test_a_bad_file_among_several_stops_all_before_output(capsys, tmp_path, text, message):

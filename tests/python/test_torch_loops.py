@@ -1,9 +1,9 @@
 """Loop forms beyond the SMELT recipe in the reference model (smelt.torch) against smelt's counts, term by
 term: several spans with their own counts (a block-repeat config), Ouro's whole-stack loop (sandwich norms,
-a final norm and an exit gate every step) and Huginn's recurrent block (an adapter every pass, truncated
-backprop). Parameters per term, FlopCounterMode's
-forward and training FLOPs, one KV slot per attention visit, and decoding from the cache equal to a full
-forward. Skipped where torch is missing."""
+a final norm and an exit gate every step), Nanbeige's (pre-norm layers, the final norm every loop, no gate)
+and Huginn's recurrent block (an adapter every pass, truncated backprop). Parameters per term,
+FlopCounterMode's forward and training FLOPs, one KV slot per attention visit, and decoding from the cache
+equal to a full forward. Skipped where torch is missing."""
 
 from __future__ import annotations
 
@@ -35,6 +35,15 @@ def ouro() -> dict:
     return smelt.read_config(cfg).to_dict()
 
 
+def nanbeige() -> dict:
+    """examples/hf/nanbeige4.2-3b.json shrunk, 3 layers: pre-norm Llama layers (q wider than the hidden size),
+    the whole stack run twice, the final norm after the first loop fed to the second, no gate."""
+    cfg = st.shrink(example("hf/nanbeige4.2-3b.json"))
+    cfg["num_layers"] = 3
+    cfg["loop"]["span"] = "1-3"
+    return smelt.read_config(cfg).to_dict()
+
+
 def huginn(count: int = 3, backprop: int = 0) -> dict:
     """examples/hf/huginn-0125.json shrunk: prelude 2, the recurrent block of 4 run ``count`` times with the
     adapter before every pass, coda 2, sandwich norms on the residual sums, q/k biases; ``backprop`` passes
@@ -53,7 +62,7 @@ def lora() -> dict:
     return smelt.read_config(cfg).to_dict()
 
 
-CASES = {"two-spans": two_spans, "ouro": ouro, "huginn": huginn, "lora": lora}
+CASES = {"two-spans": two_spans, "ouro": ouro, "nanbeige": nanbeige, "huginn": huginn, "lora": lora}
 
 
 def test_lora_by_hand():
@@ -119,6 +128,21 @@ def test_ouro_structure_by_hand():
     tokens = torch.randint(0, cfg["vocab_size"], (2, 7), generator=torch.Generator().manual_seed(0))
     model(tokens)
     assert [tuple(g.shape) for g in model.exit_logits] == [(2, 7, 1)] * 4
+
+
+def test_nanbeige_structure_by_hand():
+    cfg = nanbeige()
+    assert "norm_placement" not in cfg  # pre-norm, the default the canonical form leaves out
+    assert cfg["loop"]["count"] == 2 and cfg["loop"]["residual_scale"] == 1.0 and cfg["loop"]["norm_each_pass"]
+    assert not cfg["loop"].get("exit_gate", False)
+    model = st.build_model(cfg, seed=0)
+    h = cfg["hidden_size"]
+    terms = st.param_terms(model)
+    assert terms["loop_extras"] == 0  # the per-loop norm is the final norm itself
+    assert terms["norms"] == 3 * 2 * h + h  # two norms a layer, the final norm
+    # layers 1 2 3 twice; the final norm after the first loop (fed on) and after the last; no gate
+    assert [i + 1 for i, _ in model.schedule] == [1, 2, 3, 1, 2, 3]
+    assert model.pass_ends == {2: (True, None), 5: (False, None)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

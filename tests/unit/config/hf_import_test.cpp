@@ -36,11 +36,11 @@ std::vector<std::string> errors_of(const nlohmann::json& j) {
 TEST_CASE("an unknown model_type lists every supported one", "[hf_import]") {
   CHECK(errors_of({{"model_type", "foo"}}) ==
         std::vector<std::string>{"model_type = \"foo\": not supported; supported: dbrx, deepseek_v2, deepseek_v3, "
-                                 "gpt_oss, huginn_raven, llama, llama4, llama4_text, mistral, mixtral, olmoe, "
-                                 "ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, smelt"});
+                                 "gpt_oss, huginn_raven, llama, llama4, llama4_text, mistral, mixtral, nanbeige, "
+                                 "olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, smelt"});
   const auto types = supported_hf_model_types();
   CHECK(std::is_sorted(types.begin(), types.end()));
-  CHECK(types.size() == 17);
+  CHECK(types.size() == 18);
 }
 
 TEST_CASE("missing and mistyped fields are all reported, naming their JSON path", "[hf_import]") {

@@ -162,3 +162,65 @@ TEST_CASE("Huginn's n_layers must be an integer whatever it says", "[hf_looped]"
   j.erase("n_layers");  // absent: the sum alone
   CHECK(count_errors(j).empty());
 }
+
+TEST_CASE("Nanbeige4.2-3B: 22 Llama layers run twice, and its published 4,169,800,704 parameters", "[hf_looped]") {
+  const ModelConfig c = read_config(example_path("nanbeige4.2-3b.json"));
+  CHECK(c.norm_placement == NormPlacement::pre);
+  CHECK((c.attention.num_heads == 48 && c.attention.num_kv_heads == 8 && c.attention.head_dim == 128));
+  CHECK((!c.attention.qkv_bias && !c.ffn.bias && c.attention.qk_norm == QkNorm::none && !c.tie_embeddings));
+  REQUIRE(c.loops.size() == 1);
+  const LoopConfig& l = c.loops.front();
+  CHECK((l.first == 1 && l.last == 22 && l.count == 2 && l.residual_scale == 1.0));
+  CHECK((l.norm_each_pass && !l.exit_gate));  // model.norm after each loop, fed on; no gate
+  const CostReport r = count(c, {.context_length = 4096});
+  // Per layer: q 3072 x 6144 = 18,874,368; k and v 2 x 3072 x 1024 = 6,291,456; o 6144 x 3072 = 18,874,368
+  // (head_dim 128 x 48 heads is 6144, wider than hidden); SwiGLU 3 x 3072 x 10,752 = 99,090,432; two norms 6,144
+  // -> 143,136,768. x 22 = 3,149,008,896; the final norm 3,072; the embedding and the untied head
+  // 2 x 166,144 x 3072 = 1,020,788,736. The Hub's count of the checkpoint's tensors (BF16, 8,339,601,408 bytes).
+  CHECK(r.params.total == 4'169'800'704);
+  CHECK(r.params.terms.loop_extras == 0);  // the per-loop norm is model.norm itself
+  CHECK(r.params.terms.norms == 22 * 2 * 3072 + 3072);
+  CHECK(r.executed_layers == 44);
+  // KV: one slot per (loop, layer), slot loop x 22 + layer: 44 visits x 2 x 8 x 128 x 2 bytes.
+  CHECK(r.kv.bytes_per_token == 180'224);
+  // FLOPs a token at 4096: per visit 2 x (44,040,192 + 99,090,432) = 286,261,248 matmul and 2 x 2 x 6144 x 2048.5
+  // = 50,343,936 scores and values; x 44 = 14,810,628,096; the head 2 x 3072 x 166,144 = 1,020,788,736.
+  CHECK(r.flops.forward == 15'831'416'832.0);
+}
+
+TEST_CASE("Nanbeige's loop keys: num_loops, skip_loop_final_norm, loop_loss_weights and the unread options",
+          "[hf_looped]") {
+  auto j = example_json("nanbeige4.2-3b.json");
+  j["skip_loop_final_norm"] = true;  // model.norm once, at the end: a bare whole-stack loop
+  ModelConfig c = parse_hf_config(j.dump());
+  REQUIRE(c.loops.size() == 1);
+  CHECK((!c.loops.front().norm_each_pass && c.loops.front().count == 2));
+  j["num_loops"] = 1;  // one pass: no loop, a plain Llama
+  CHECK(parse_hf_config(j.dump()).loops.empty());
+  j.erase("num_loops");  // NanbeigeConfig's default is 2
+  CHECK(parse_hf_config(j.dump()).loops.front().count == 2);
+  j = example_json("nanbeige4.2-3b.json");
+  j["loop_loss_weights"] = {0.5, 0.5};  // the modeling code would run 3 loops, the engines num_loops = 2
+  j["num_loops"] = 0;
+  j["kv_channels"] = 64;
+  j["enable_depth_attention"] = true;
+  j["emb_neighbor_num"] = 2;
+  CHECK(count_errors(j) ==
+        std::vector<std::string>{
+            "kv_channels = 64: must equal head_dim = 128 (the width the modeling code uses)",
+            "enable_depth_attention = true: not read: no released Nanbeige enables it",
+            "emb_neighbor_num = 2: not read: no released Nanbeige has n-gram embeddings",
+            "loop_loss_weights = [0.5,0.5]: has 2 entries: the modeling code then runs 3 loops, num_loops = 0 says "
+            "otherwise",
+            "num_loops = 0: must be between 1 and 1024"});
+  j = example_json("nanbeige4.2-3b.json");
+  j["loop_loss_weights"] = {0.3, 0.3, 0.4};
+  j["num_loops"] = 4;  // agreeing: four loops
+  CHECK(count(parse_hf_config(j.dump())).executed_layers == 88);
+  j = example_json("nanbeige4.2-3b.json");
+  j["qk_layernorm"] = true;  // one RMSNorm(head_dim) on q and one on k, per layer
+  j["attention_bias"] = true;
+  const CostReport r = count(parse_hf_config(j.dump()));
+  // + 22 x 2 x 128 norm weights, + 22 x (6144 + 1024 + 1024 + 3072) biases
+  CHECK(r.params.total == 4'169'800'704 + 22 * 2 * 128 + 22 * (6144 + 2 * 1024 + 3072));
+}

@@ -148,7 +148,8 @@ TEST_CASE("Hugging Face export names every field a family cannot express", "[exp
   CHECK(error_of(bad_name, "") == "name: must be UTF-8 text");
   CHECK(error_of(gpt_oss, "gpt-oss") ==
         "export_hf::family = \"gpt-oss\": must be one of dbrx, deepseek_v2, deepseek_v3, gpt_oss, huginn_raven, "
-        "llama, llama4, llama4_text, mistral, mixtral, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, smelt");
+        "llama, llama4, llama4_text, mistral, mixtral, nanbeige, olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, "
+        "smelt");
 }
 
 TEST_CASE("Ouro's loop travels in its own keys, and what its schema cannot hold is named", "[export]") {
@@ -165,6 +166,30 @@ TEST_CASE("Ouro's loop travels in its own keys, and what its schema cannot hold 
         "norm_placement = \"pre\": the Hugging Face ouro schema cannot express it (it reads back as \"sandwich\")\n"
         "loops = [{\"count\":2,\"residual_scale\":0.5,\"span\":\"9-24\"}]: the Hugging Face ouro schema cannot "
         "express it (it reads back as [{\"count\":1,\"exit_gate\":true,\"norm_each_pass\":true,\"residual...)");
+}
+
+TEST_CASE("Nanbeige's loop travels in num_loops and skip_loop_final_norm, and reads back", "[export]") {
+  const ModelConfig nanbeige = smelt::read_config(kExamples / "hf/nanbeige4.2-3b.json");
+  const auto out = nlohmann::json::parse(smelt::export_hf(nanbeige, "nanbeige"));
+  CHECK(out["num_loops"] == 2);
+  CHECK(out["skip_loop_final_norm"] == false);
+  CHECK(out["loop_loss_weights"] == nlohmann::json::array());
+  CHECK((out["head_dim"] == 128 && out["kv_channels"] == 128 && out["intermediate_size"] == 10752));
+  CHECK(!out.contains("loop"));  // num_loops is the loop
+  CHECK(smelt::default_hf_family(nanbeige) == "nanbeige");
+  // Llama 3.1 with its whole stack run 3 times, unscaled and without the per-loop norm: skip_loop_final_norm.
+  ModelConfig llama = smelt::read_config(kExamples / "hf/llama-3.1-8b.json");
+  llama.loops = {{1, 32, 3, 1.0}};
+  const auto looped = nlohmann::json::parse(smelt::export_hf(llama, "nanbeige"));
+  CHECK((looped["num_loops"] == 3 && looped["skip_loop_final_norm"] == true));
+  ModelConfig back = smelt::parse_hf_config(looped.dump());
+  back.name = llama.name;
+  CHECK(back == llama);
+  // A span inside the stack, or a residual scale, is not Nanbeige's loop.
+  llama.loops = {{9, 24, 2, 0.5}};
+  CHECK(error_of(llama, "nanbeige") ==
+        "loops = [{\"count\":2,\"residual_scale\":0.5,\"span\":\"9-24\"}]: the Hugging Face nanbeige schema cannot "
+        "express it (it reads back as [])");
 }
 
 TEST_CASE("The Hugging Face import reads a loop block and names its errors", "[export]") {
