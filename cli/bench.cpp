@@ -13,13 +13,16 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "flag_names.hpp"
 #include "option_flags.hpp"
+#include "out_file.hpp"
 #include "smelt/bench.hpp"
 #include "smelt/bench_calibrate.hpp"
 #include "smelt/bench_report.hpp"
 #include "smelt/bench_step.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/hardware.hpp"
 #include "smelt/violations.hpp"
@@ -27,6 +30,9 @@
 
 namespace smelt::cli {
 namespace {
+
+// bench --calibrate's repetitions: each takes about 2 s on the full grid.
+constexpr std::int64_t kMaxCalibrateRepetitions = 20;
 
 struct BenchArgs {
   std::string config;
@@ -36,7 +42,7 @@ struct BenchArgs {
   bool quick = false;
   bool step = false;
   std::string hardware;
-  std::string out;
+  OutFile out;
   std::unique_ptr<OptionFlags<BenchOptions>> options;
 };
 
@@ -68,8 +74,9 @@ std::string flop_table(const BenchResult& r) {
 }
 
 std::string human_result(const BenchResult& r) {
-  std::string out = fmt::format("{} on {} ({}): {} tokens, context {}, {} block visits{}\n", r.model, r.backend,
-                                r.device, r.tokens, r.context, r.layer_visits, r.moe_only ? ", MoE sublayer only" : "");
+  std::string out =
+      fmt::format("{} on {} ({}): {} tokens, context {}, {} block visits{}\n", shown_name(r.model), r.backend, r.device,
+                  r.tokens, r.context, r.layer_visits, r.moe_only ? ", MoE sublayer only" : "");
   out += fmt::format("  time per run {:.4g} ms, per token {:.4g} us, {}/s", r.seconds * 1e3, r.seconds_per_token * 1e6,
                      human(r.tflops * 1e12, Unit::flops));
   if (r.dense_tflops > 0)
@@ -98,14 +105,27 @@ int run_calibrate(const BenchArgs& args) {
   if (!args.config.empty() || !args.vs.empty())
     errors.add(fmt::format("--calibrate, CONFIG = {}: go alone: a calibration measures the backend, not a config",
                            args.config.empty() ? args.vs : args.config));
+  // What does not apply to a calibration is refused by name, not ignored.
+  for (const char* row : {"tokens", "context", "moe_only", "balanced", "warmup", "force", "seed"})
+    if (args.options->given(row))
+      errors.add(fmt::format("{}: does not apply to --calibrate (it measures the backend on its own grid of shapes)",
+                             flag_of_field(fmt::format("BenchOptions::{}", row))));
+  if (!args.hardware.empty())
+    errors.add(fmt::format("--hardware = {}: does not apply to --calibrate (it predicts a measured step, with --step)",
+                           args.hardware));
+  // Each repetition of the full grid takes about 2 s (CalibrateOptions::repetitions).
+  if (args.options->given("repetitions") && !(o.repetitions >= 1 && o.repetitions <= kMaxCalibrateRepetitions))
+    errors.add(fmt::format("--repetitions = {}: must be in [1, {}] with --calibrate", o.repetitions,
+                           kMaxCalibrateRepetitions));
+  args.out.check(errors);
   errors.throw_if_any();
   CalibrateOptions c;
   c.quick = args.quick;
-  c.repetitions = std::clamp<std::int64_t>(o.repetitions, 1, 20);
+  c.repetitions = std::clamp<std::int64_t>(o.repetitions, 1, kMaxCalibrateRepetitions);
   const Calibration cal = calibrate_cpu(c);
   const std::string json = calibration_json(cal);
-  if (!args.out.empty())
-    write_text_file(args.out, json);
+  if (args.out.given())
+    write_text_file(args.out.path, json);
   else
     std::cout << json;
   const GemmTable& t = cal.gemm;
@@ -114,14 +134,15 @@ int run_calibrate(const BenchArgs& args) {
       "{:.3g} us{}\n",
       cal.device, t.flops_per_second.size(), human(cal.hardware.peak_flops_fp32, Unit::flops),
       human(t.rate(64, 64, 64), Unit::flops), cal.memory_bandwidth / 1e9, cal.op_overhead * 1e6,
-      args.out.empty() ? "" : fmt::format("; written to {} (use it as --hardware {})", args.out, args.out));
+      args.out.given() ? fmt::format("; written to {0} (use it as --hardware {0})", detail::one_line(args.out.path))
+                       : "");
   return kOk;
 }
 
 std::string human_step(const StepResult& r) {
-  std::string out =
-      fmt::format("{} training step on {} ({}, {}): {} tokens ({} x {}), {} block visits, {} parameters\n", r.model,
-                  r.backend, r.device, r.blas, r.tokens, r.sequences, r.context, r.layer_visits, r.parameters);
+  std::string out = fmt::format(
+      "{} training step on {} ({}, {}): {} tokens ({} x {}), {} block visits, {} parameters\n", shown_name(r.model),
+      r.backend, r.device, r.blas, r.tokens, r.sequences, r.context, r.layer_visits, r.parameters);
   out += fmt::format(
       "  measured: forward {:.4g} us/token, training step {:.4g} us/token ({:.4g} ms), {}/s; decode {:.4g} us/token\n",
       r.measured.forward_seconds_per_token * 1e6, r.measured.training_seconds_per_token * 1e6, r.training_seconds * 1e3,
@@ -132,9 +153,10 @@ std::string human_step(const StepResult& r) {
     out += fmt::format(
         "  predicted on {}: forward {:.4g} us/token ({:+.1f}%), training step {:.4g} us/token ({:+.1f}%); decode "
         "{:.4g} us/token ({:+.1f}%)\n",
-        r.hardware, p.forward_seconds_per_token * 1e6, pct(p.forward_seconds_per_token, m.forward_seconds_per_token),
-        p.training_seconds_per_token * 1e6, pct(p.training_seconds_per_token, m.training_seconds_per_token),
-        p.decode_seconds_per_token * 1e6, pct(p.decode_seconds_per_token, m.decode_seconds_per_token));
+        shown_name(r.hardware), p.forward_seconds_per_token * 1e6,
+        pct(p.forward_seconds_per_token, m.forward_seconds_per_token), p.training_seconds_per_token * 1e6,
+        pct(p.training_seconds_per_token, m.training_seconds_per_token), p.decode_seconds_per_token * 1e6,
+        pct(p.decode_seconds_per_token, m.decode_seconds_per_token));
   } else
     out += "  predicted: - (give --hardware NAME|FILE, e.g. the file of bench --calibrate)\n";
   out +=
@@ -163,7 +185,7 @@ int run_step(const BenchArgs& args, BenchOptions o) {
   for (const auto& r : results) out += human_step(r);
   if (results.size() == 2) {
     const auto& [a, b] = std::pair{results[0], results[1]};
-    out += fmt::format("{} vs {}: measured training-time ratio {:.4f}", b.model, a.model,
+    out += fmt::format("{} vs {}: measured training-time ratio {:.4f}", shown_name(b.model), shown_name(a.model),
                        b.measured.training_seconds_per_token / a.measured.training_seconds_per_token);
     if (a.predicted && b.predicted)
       out += fmt::format(", predicted {:.4f}",
@@ -188,6 +210,12 @@ int run(const BenchArgs& args) {
   if (args.step && args.calibrate) errors.add("--step, --calibrate: choose one");
   if (!args.hardware.empty() && !args.step)
     errors.add(fmt::format("--hardware = {}: predicts a measured step: give --step too", args.hardware));
+  if (args.quick) errors.add("--quick: applies to --calibrate only");
+  if (args.out.given())
+    errors.add(
+        fmt::format("--out = {}: writes a calibration: give --calibrate too (bench CONFIG prints its report "
+                    "to standard output)",
+                    detail::one_line(args.out.path)));
   errors.throw_if_any();
   if (args.step) return run_step(args, o);
   std::vector<BenchResult> results;
@@ -199,15 +227,15 @@ int run(const BenchArgs& args) {
   } else {
     for (const auto& r : results) out += human_result(r);
     if (results.size() == 2)
-      out +=
-          fmt::format("{} vs {}: time ratio {:.4f}, analytic FLOP ratio {:.4f}\n", results[1].model, results[0].model,
-                      results[1].seconds / results[0].seconds, results[1].flops.analytic / results[0].flops.analytic);
+      out += fmt::format("{} vs {}: time ratio {:.4f}, analytic FLOP ratio {:.4f}\n", shown_name(results[1].model),
+                         shown_name(results[0].model), results[1].seconds / results[0].seconds,
+                         results[1].flops.analytic / results[0].flops.analytic);
   }
   std::cout << out;
   for (const auto& r : results)
     if (!r.correct) {
-      std::cerr << fmt::format("smelt-match: {} output differs from the reference: {:.3g} > {:.3g}\n", r.model,
-                               r.max_rel_error, r.tolerance);
+      std::cerr << fmt::format("smelt-match: {} output differs from the reference: {:.3g} > {:.3g}\n",
+                               shown_name(r.model), r.max_rel_error, r.tolerance);
       return kInternal;
     }
   return kOk;
@@ -233,7 +261,7 @@ Run add_bench(CLI::App& app) {
                 "beside the time model's prediction");
   sub->add_option("--hardware", a->hardware,
                   "With --step: predict the step on this device (a name, a spec file or a bench --calibrate file)");
-  sub->add_option("--out", a->out, "With --calibrate: write the calibration to FILE (whole or not at all)");
+  add_out_file(sub, a->out, "With --calibrate: write the calibration to FILE (whole or not at all)");
   return [a] { return run(*a); };
 }
 

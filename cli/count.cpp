@@ -228,7 +228,8 @@ int run_count(const CountArgs& args) {
     out += reference ? fmt::format("sparsity reference: {}\n", shown_name(reference->name))
                      : "sparsity reference: each config with every expert active\n";
     if (args.layers)
-      for (const auto& m : models) out += fmt::format("\n{}\n{}", m.cost.model, layer_table(m, args.every_layer));
+      for (const auto& m : models)
+        out += fmt::format("\n{}\n{}", shown_name(m.cost.model), layer_table(m, args.every_layer));
     for (const TimeReport& t : times) out += "\n" + time_text(t);
   }
   std::cout << out;

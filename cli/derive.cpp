@@ -8,10 +8,13 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "flag_names.hpp"
+#include "out_file.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/match_report.hpp"
 #include "smelt/solve.hpp"
+#include "smelt/violations.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
 #include "time_text.hpp"
@@ -23,7 +26,7 @@ struct DeriveArgs {
   std::string baseline;
   std::unique_ptr<SolverFlags> solver;
   bool json = false;
-  std::string out;
+  OutFile out;
 };
 
 std::string geometry(const Knobs& k) {
@@ -75,7 +78,7 @@ std::string splits_line(const Candidate& c) {
 
 std::string human_report(const MatchResult& r) {
   const Candidate& best = r.candidates.front();
-  std::string out = fmt::format("{} -> {}: ", r.baseline.name, best.config.name);
+  std::string out = fmt::format("{} -> {}: ", shown_name(r.baseline.name), shown_name(best.config.name));
   out += r.loop.active() ? fmt::format("layers {} looped x{}, residual scale {:.4g}\n", format_span(r.loop),
                                        r.loop.count, r.loop.residual_scale)
                          : "no loop\n";
@@ -157,6 +160,9 @@ std::string human_report(const MatchResult& r) {
 }
 
 int run_derive(const DeriveArgs& args) {
+  detail::Violations errors;
+  args.out.check(errors);
+  errors.throw_if_any();
   const SolverSetup setup = args.solver->setup();
   const CheckedConfig baseline = read_checked_config(args.baseline);
   MatchResult result = solve(baseline, setup.recipe, setup.space, setup.options);
@@ -169,13 +175,13 @@ int run_derive(const DeriveArgs& args) {
     if (!x.violations.empty()) x.error = std::move(error);
   }
   const std::string text = args.json ? match_report_json(result) : human_report(result);
-  if (!args.out.empty()) write_text_file(args.out, to_json(result.candidates.front().config));
+  if (args.out.given()) write_text_file(args.out.path, to_json(result.candidates.front().config));
   std::cout << text;
-  if (!args.out.empty()) {
+  if (args.out.given()) {
     // On standard error, after the report: --json keeps standard output pure JSON.
     std::cout.flush();
     std::cerr << fmt::format("smelt-match: wrote the derived config '{}' to {}\n",
-                             result.candidates.front().config.name, args.out);
+                             shown_name(result.candidates.front().config.name), detail::one_line(args.out.path));
   }
   if (!result.within_tolerance) {
     std::cerr << fmt::format("smelt-match: no candidate within {}% (best {:.3f}%)\n", result.options.tolerance_pct,
@@ -196,7 +202,7 @@ Run add_derive(CLI::App& app) {
       ->required();
   args->solver = std::make_unique<SolverFlags>(sub, true);
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");
-  sub->add_option("--out", args->out, "Write the best config as native JSON to FILE (even when outside the tolerance)");
+  add_out_file(sub, args->out, "Write the best config as native JSON to FILE (even when outside the tolerance)");
   return [args] { return run_derive(*args); };
 }
 

@@ -7,11 +7,14 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "out_file.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/violations.hpp"
+#include "table.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -20,7 +23,7 @@ struct ExportArgs {
   std::string config;
   std::string to;
   std::string family;
-  std::string out;
+  OutFile out;
 };
 
 // The config and the family its file names, from one read (standard input
@@ -40,6 +43,9 @@ std::pair<ModelConfig, std::string> read_with_family(const std::string& path) {
 }
 
 int run_export(const ExportArgs& args) {
+  detail::Violations errors;
+  args.out.check(errors);
+  errors.throw_if_any();
   if (args.to != "hf" && !args.family.empty())
     throw config_error(Violation("export_hf::family", fmt::format("\"{}\"", args.family),
                                  "applies to a Hugging Face export only (--to hf)"));
@@ -47,15 +53,15 @@ int run_export(const ExportArgs& args) {
   const std::string text = args.to == "hf" ? export_hf(config, args.family.empty() ? source_family : args.family)
                            : args.to == "executorch" ? export_executorch(config)
                                                      : export_megatron(config).text();
-  if (args.out.empty()) {
+  if (!args.out.given()) {
     std::cout << text;
   } else {
-    write_text_file(args.out, text);
-    std::cerr << fmt::format("smelt-match: wrote '{}' as {} to {}\n", config.name,
+    write_text_file(args.out.path, text);
+    std::cerr << fmt::format("smelt-match: wrote '{}' as {} to {}\n", shown_name(config.name),
                              args.to == "hf"           ? "a Hugging Face config.json"
                              : args.to == "executorch" ? "an ExecuTorch params.json"
                                                        : "Megatron-LM arguments",
-                             args.out);
+                             detail::one_line(args.out.path));
   }
   return kOk;
 }
@@ -76,7 +82,7 @@ Run add_export(CLI::App& app) {
   sub->add_option("--family", args->family,
                   "Hugging Face model_type to write (--to hf); default: the config's own for a config.json, "
                   "else the first family that expresses it (docs/export.md)");
-  sub->add_option("--out", args->out, "Write to FILE (atomically) instead of standard output");
+  add_out_file(sub, args->out, "Write to FILE (atomically) instead of standard output");
   return [args] { return run_export(*args); };
 }
 

@@ -11,7 +11,9 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
+#include "out_file.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_laws.hpp"
@@ -29,7 +31,7 @@ struct FitArgs {
   std::vector<std::string> renames;  // OLD=NEW
   std::unique_ptr<OptionFlags<FitOptions>> options;
   bool json = false;
-  std::string out;
+  OutFile out;
 };
 
 std::string formula(LawForm form) {
@@ -96,6 +98,7 @@ int run_fit(const FitArgs& args) {
   if (!within_bounds(threads, options.threads))
     errors.add(
         fmt::format("--threads = {}: must be between {} (every core) and {}", options.threads, threads.lo, threads.hi));
+  args.out.check(errors);
   errors.throw_if_any();
 
   std::vector<std::pair<std::string, std::string>> renames;
@@ -109,11 +112,12 @@ int run_fit(const FitArgs& args) {
   const std::vector<Law> laws = fit_laws(std::move(runs), form, options, args.group_by);
 
   const std::string json = laws_to_json(laws);
-  if (!args.out.empty()) write_text_file(args.out, json);
+  if (args.out.given()) write_text_file(args.out.path, json);
   std::cout << (args.json ? json : table(laws, form, options.huber_delta));
-  if (!args.out.empty()) {
+  if (args.out.given()) {
     std::cout.flush();  // after the table, on standard error: --json keeps standard output pure JSON
-    std::cerr << fmt::format("smelt-match: wrote {} law{} to {}\n", laws.size(), laws.size() == 1 ? "" : "s", args.out);
+    std::cerr << fmt::format("smelt-match: wrote {} law{} to {}\n", laws.size(), laws.size() == 1 ? "" : "s",
+                             detail::one_line(args.out.path));
   }
   return kOk;
 }
@@ -132,7 +136,7 @@ Run add_fit(CLI::App& app) {
                   "Read a column under another name, OLD=NEW (repeatable), e.g. --rename \"Model Size=N\"");
   args->options = std::make_unique<OptionFlags<FitOptions>>(sub);
   sub->add_flag("--json", args->json, "Print the law file (ordered JSON) instead of a table");
-  sub->add_option("--out", args->out, "Write the law file to FILE (atomically), for `smelt-match frontier`");
+  add_out_file(sub, args->out, "Write the law file to FILE (atomically), for `smelt-match frontier`");
   return [args] { return run_fit(*args); };
 }
 

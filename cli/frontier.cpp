@@ -42,7 +42,9 @@ struct Named {
 
 std::vector<double> parse_budgets(const std::vector<std::string>& given, detail::Violations& errors) {
   std::vector<double> out;
-  const std::vector<std::string> words = list_items(given);
+  const auto listed = list_items("--budget", given, errors);
+  if (!listed) return out;
+  const std::vector<std::string>& words = *listed;
   if (words.empty()) errors.add("--budget = \"\": must be FLOPs separated by commas (1e20,1e21)");
   for (const std::string& word : words) {
     double v = 0;
@@ -159,7 +161,6 @@ Run add_frontier(CLI::App& app) {
                   "law is the reference")
       ->required();
   sub->add_option("--budget", args->budgets, "Training compute budgets in FLOPs, comma-separated (1e20,1e21,1e22)")
-      ->delimiter(',')
       ->required();
   sub->add_option("--sparsity", args->sparsity, "Sparsity S in [0, 1) for smelt-form laws (default 0)");
   sub->add_flag("--json", args->json, "Print ordered JSON instead of a table");

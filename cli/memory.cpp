@@ -1,7 +1,9 @@
 // smelt-match memory CONFIG [layout flags]: the bytes one GPU holds to train
 // (or serve) the config under a parallel layout, for the most loaded rank.
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/error.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/memory_report.hpp"
 #include "smelt/violations.hpp"
@@ -41,10 +44,27 @@ std::string part_line(const char* label, const MemoryPart& p) {
   return out + (sep == ", " ? ")\n" : "\n");
 }
 
+// The most loaded stage's runs of visits printed, and the stages whose totals are listed, at most.
+constexpr std::size_t kRunLines = 12;
+constexpr std::size_t kStageTotals = 64;
+
+// "layers 2-3, visits 1-2 (4 visits): moe, full attention, 190 kB each".
+std::string run_line(const VisitRun& v) {
+  std::string layers = v.first_layer == v.last_layer ? fmt::format("layer {}", v.first_layer)
+                                                     : fmt::format("layers {}-{}", v.first_layer, v.last_layer);
+  if (v.step > 1) layers += fmt::format(" every {}", v.step);
+  const std::string visits = v.first_visit == v.last_visit ? fmt::format("visit {}", v.first_visit)
+                                                           : fmt::format("visits {}-{}", v.first_visit, v.last_visit);
+  return fmt::format("    {}, {} ({} visit{}): {}, {} attention{}, {} each\n", layers, visits, v.count,
+                     v.count == 1 ? "" : "s", v.moe ? "moe" : "dense", to_string(v.attention),
+                     v.recompute == Recompute::none ? "" : fmt::format(", recompute {}", to_string(v.recompute)),
+                     bytes(v.activations.total));
+}
+
 std::string human_report(const MemoryReport& r) {
   const MemoryLayout& l = r.layout;
   const StageMemory& w = r.stages[r.worst_stage];
-  std::string out = fmt::format("{}: {} memory per GPU, convention {}\n", r.model,
+  std::string out = fmt::format("{}: {} memory per GPU, convention {}\n", shown_name(r.model),
                                 l.inference ? "inference" : "training", to_string(l.convention));
   if (l.inference)
     out += fmt::format("  batch {} x context {}; tp {}, pp {}, ep {}\n", l.batch, l.context, l.tp, l.pp, l.ep);
@@ -70,8 +90,11 @@ std::string human_report(const MemoryReport& r) {
     out += part_line("gradients", w.gradients);
     out += part_line("optimizer", w.optimizer);
     out += part_line("activations", w.activations);
-    out += fmt::format("  {} layer visits, {} micro-batch chunk(s) in flight, {} per micro-batch\n", w.visits.size(),
-                       w.in_flight, bytes(w.activations_per_micro_batch));
+    out += fmt::format("  {} layer visits in {} run(s), {} micro-batch chunk(s) in flight, {} per micro-batch\n",
+                       w.layer_visits, w.visit_runs.size(), w.in_flight, bytes(w.activations_per_micro_batch));
+    for (std::size_t i = 0; i < w.visit_runs.size() && i < kRunLines; ++i) out += run_line(w.visit_runs[i]);
+    if (w.visit_runs.size() > kRunLines)
+      out += fmt::format("    ... {} more runs (--json lists them all)\n", w.visit_runs.size() - kRunLines);
     if (!w.transient.terms.empty())
       out += fmt::format("  {:<12} {:>10}  the backward's peak ({})\n", "transient", bytes(w.transient.total),
                          w.transient.terms.front().name);
@@ -82,7 +105,12 @@ std::string human_report(const MemoryReport& r) {
         fmt::format("  = {:.3g}% of {} ({})", 100 * r.fraction_of_device,
                     l.device_memory.name.empty() ? "the device" : l.device_memory.name, bytes(l.device_memory.bytes));
   out += "\n";
-  if (r.stages.size() > 1) {
+  if (r.stages.size() > kStageTotals) {  // the smallest and the largest; the JSON has each
+    const auto [least, most] = std::minmax_element(r.stages.begin(), r.stages.end(),
+                                                   [](const auto& a, const auto& b) { return a.total < b.total; });
+    out += fmt::format("per stage: {} stages, from {} to {} (--json lists each)\n", r.stages.size(),
+                       bytes(least->total), bytes(most->total));
+  } else if (r.stages.size() > 1) {
     out += "per stage:";
     for (const StageMemory& s : r.stages) out += fmt::format(" {}", bytes(s.total));
     out += "\n";
@@ -97,7 +125,16 @@ int run(const MemoryArgs& args) {
   args.layout->apply(layout, errors);
   errors.throw_if_any();
   const MemoryReport report = memory(read_checked_config(args.config), layout);
-  std::cout << (args.json ? memory_report_json(report) : human_report(report));
+  std::string text;
+  try {
+    text = args.json ? memory_report_json(report) : human_report(report);
+  } catch (const std::bad_alloc&) {  // the report grows with the stages: many stages, little memory
+    throw config_error(
+        Violation(fmt::format("out of memory: the report of {} pipeline stages (--pp) could not be "
+                              "written",
+                              report.stages.size())));
+  }
+  std::cout << text;
   return kOk;
 }
 

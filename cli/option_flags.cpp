@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "lists.hpp"
+#include "smelt/excerpt.hpp"
 
 namespace smelt::cli {
 namespace {
@@ -36,20 +37,28 @@ bool parse_scalar(const FieldFlag& f, const std::string& text, const char* what,
 }
 
 // Each item of a list as a number; a percentage "25%" is a number too.
+// The items that read go to the library, which checks their values too (every bad value at once); a list of
+// which none read leaves `out` as it was, so that the library does not also report the list empty.
 template <class T>
 void parse_items(const FieldFlag& f, const FlagText& t, std::vector<T>& out, detail::Violations& errors) {
-  out.clear();
-  for (const std::string& w : list_items(t.items)) {
+  const auto words = list_items(f.flag, t.items, errors);
+  if (!words) return;
+  std::vector<T> read;
+  bool ok = true;
+  for (const std::string& w : *words) {
     std::string_view s = w;
     const bool pct = std::is_floating_point_v<T> && !s.empty() && s.back() == '%';
     if (pct) s.remove_suffix(1);
     T v{};
-    if (parse_number(s, v))
-      out.push_back(pct ? static_cast<T>(v / 100) : v);
-    else
-      errors.add(fmt::format("{} = \"{}\": must be {} separated by commas", f.flag, w,
+    if (parse_number(s, v)) {
+      read.push_back(pct ? static_cast<T>(v / 100) : v);
+    } else {
+      ok = false;
+      errors.add(fmt::format("{} = \"{}\": must be {} separated by commas", f.flag, detail::excerpt(w),
                              f.items.empty() ? (std::is_floating_point_v<T> ? "numbers" : "whole numbers") : f.items));
+    }
   }
+  if (ok || !read.empty()) out = std::move(read);
 }
 
 // What --help shows after a flag for its value.
@@ -139,13 +148,17 @@ void read_value(const FieldFlag& f, const FlagText& t, DeviceMemory& out, detail
       f, t.text, [&](std::string_view s, std::string_view field) { out = parse_device_memory(s, field); }, errors);
 }
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<Budget>& out, detail::Violations& errors) {
-  out.clear();
-  for (const auto& word : list_items(t.items)) {
+  const auto words = list_items(f.flag, t.items, errors);
+  if (!words) return;
+  std::vector<Budget> read;
+  const std::size_t before = errors.size();
+  for (const auto& word : *words) {
     errors.collect([&] {
       const Budget b = parse_budget(word, f.field);
-      if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+      if (std::find(read.begin(), read.end(), b) == read.end()) read.push_back(b);
     });
   }
+  if (errors.size() == before || !read.empty()) out = std::move(read);
 }
 void read_value(const FieldFlag& f, const FlagText& t, std::vector<std::int64_t>& out, detail::Violations& errors) {
   parse_items(f, t, out, errors);
@@ -186,7 +199,8 @@ void add_flag_of(CLI::App* sub, const FieldFlag& f, OptionKind kind, const std::
   }
   const bool list =
       kind == OptionKind::integer_list || kind == OptionKind::number_list || kind == OptionKind::word_list;
-  o = list ? sub->add_option(f.flag, t.items, help)->delimiter(',') : sub->add_option(f.flag, t.text, help);
+  // A list's words are split at their commas by list_items (lists.hpp), not by CLI11.
+  o = list ? sub->add_option(f.flag, t.items, help) : sub->add_option(f.flag, t.text, help);
   o->type_name(type_name(kind));
   if (!default_shown.empty()) o->default_str(default_shown);
   t.option = o;

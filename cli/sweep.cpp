@@ -42,7 +42,7 @@ std::string table(const ModelConfig& b, const std::vector<SweepRow>& rows, const
   std::vector<std::string_view> budgets;
   for (const Budget x : m.match) budgets.push_back(to_string(x));
   std::string out = fmt::format("{}: {} layers, H {}, {} experts, heads/kv/hd {}; matched on {} at context {}\n",
-                                b.name, b.num_layers, b.hidden_size, b.moe.num_experts, geometry(b),
+                                shown_name(b.name), b.num_layers, b.hidden_size, b.moe.num_experts, geometry(b),
                                 fmt::join(budgets, ", "), fmt::join(contexts, ", "));
   std::vector<std::vector<std::string>> cells{{"kind", "variant", "span", "loops", "depth", "executed", "H", "experts",
                                                "heads/kv/hd", "FLOPs", "params", "KV", "max", "within", "depth/width",

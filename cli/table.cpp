@@ -32,11 +32,18 @@ std::string human(double v, Unit unit) {
   return number + kSuffix[i];
 }
 
+// A cell as a table shows it: kept on one line (a name's newline or escape sequence would start a line of its own or
+// reach the terminal) and cut: every row is padded to the widest, so one 60 MB model name would make every line
+// 60 MB. Cut before it is escaped too, so that the name is not copied whole.
+namespace {
+std::string cell_text(const std::string& text) {
+  return detail::excerpt(detail::one_line(detail::excerpt(text, 4 * detail::kExcerptBytes)));
+}
+}  // namespace
+
 std::string render_table(const std::vector<std::string>& full_columns, const std::vector<Row>& rows) {
-  // Names are cut: every row is padded to the widest, so one 60 MB model name
-  // would make every line 60 MB.
   std::vector<std::string> columns;
-  for (const auto& c : full_columns) columns.push_back(detail::excerpt(c));
+  for (const auto& c : full_columns) columns.push_back(cell_text(c));
   std::vector<std::vector<std::string>> cells;
   std::size_t label_width = 0;
   for (const auto& r : rows) label_width = std::max(label_width, r.label.size());
@@ -69,7 +76,7 @@ std::string render_cells(const std::vector<std::vector<std::string>>& full_rows,
   std::vector<std::vector<std::string>> rows;  // cut, as in render_table
   for (const auto& r : full_rows) {
     auto& cut = rows.emplace_back();
-    for (const auto& cell : r) cut.push_back(detail::excerpt(cell));
+    for (const auto& cell : r) cut.push_back(cell_text(cell));
   }
   std::vector<std::size_t> width;
   for (const auto& r : rows) {

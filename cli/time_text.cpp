@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "smelt/excerpt.hpp"
+#include "table.hpp"
+
 namespace smelt::cli {
 
 std::string seconds_text(double s) {
@@ -53,7 +56,8 @@ std::string step_lines(const char* label, const StepTime& step) {
 
 std::string time_text(const TimeReport& r) {
   const MemoryLayout& l = r.layout;
-  std::string out = fmt::format("{} on {} ({}{})\n", r.model, r.hardware.name, r.hardware.description,
+  std::string out = fmt::format("{} on {} ({}{})\n", shown_name(r.model), shown_name(r.hardware.name),
+                                shown_name(r.hardware.description),
                                 r.hardware.calibrated ? ", calibrated" : ", uncalibrated: data sheet and defaults");
   out += fmt::format(
       "  micro-batch {} x seq {}; tp {}, pp {}{}, ep {}, etp {}, cp {}, dp {}; {} micro-batches; "
@@ -66,7 +70,7 @@ std::string time_text(const TimeReport& r) {
   const std::int64_t batch = r.options.decode_batch > 0 ? r.options.decode_batch : l.batch;
   const std::int64_t context = r.options.decode_context > 0 ? r.options.decode_context : l.context;
   out += step_lines(fmt::format("decode (batch {} at context {})", batch, context).c_str(), r.decode);
-  for (const std::string& a : r.assumptions) out += fmt::format("assumes {}\n", a);
+  for (const std::string& a : r.assumptions) out += fmt::format("assumes {}\n", detail::one_line(a));  // names a spec
   return out;
 }
 

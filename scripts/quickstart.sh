@@ -19,8 +19,20 @@ prefix="${SMELT_PREFIX:-$HOME/.local}"
 venv_bin="$SMELT_VENV/bin"
 
 echo "== build: pip install . (the library, smelt-match and the Python package, Release, build/python)"
-CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$venv_bin/python" -m pip install -q --disable-pip-version-check \
-  --no-build-isolation .
+echo "   about 3 CPU-minutes (2 min on 2 idle cores, 8 on a loaded machine); progress below, the whole log in"
+echo "   build/pip-install.log"
+# pip is verbose only as a whole: its log goes to a file, and the build's progress lines ([N/M] of the compiler
+# steps) to the terminal, one line each, cut to the terminal's width.
+log=build/pip-install.log
+{
+  CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$venv_bin/python" -m pip install -v --disable-pip-version-check \
+    --no-build-isolation . 2>&1 && echo "pip exited with 0" || echo "pip exited with $?"
+} | tee "$log" | { grep --line-buffered -E '^ *\[[0-9]+/[0-9]+\] ' | cut -c1-100 || true; }
+if ! grep -qx "pip exited with 0" "$log"; then
+  tail -n 30 "$log" >&2
+  echo "quickstart: the build failed (the last lines above; the whole log: $log)" >&2
+  exit 1
+fi
 bin="$venv_bin/smelt-match"
 out=build/python/smelt-looped-54b.json
 echo
@@ -45,3 +57,6 @@ case ":$PATH:" in
   *":$prefix/bin:"*) echo "$prefix/bin is on your PATH: try smelt-match --help" ;;
   *) echo "$prefix/bin is not on your PATH; add it with: export PATH=\"$prefix/bin:\$PATH\"" ;;
 esac
+echo
+echo "next: README.md's Use section (every command from the repository's root), docs/cli.md for each command;"
+echo "      every test: bash scripts/test.sh (about 40 CPU-minutes; docs/development.md)"

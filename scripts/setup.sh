@@ -75,10 +75,28 @@ if ! "$venv/bin/python" -c '' 2>/dev/null; then
   rm -rf "$venv"
   python3 -m venv "$venv" >&2 || fail "python3 -m venv $venv exited with $? (Debian: apt-get install python3-venv)"
 fi
+# pip_install WHAT ARGUMENTS...: pip install into the venv, its messages kept in build/setup-pip.log (a failed
+# try of an index that is not reachable prints nothing alarming); on failure the last lines, and what to do
+# behind a proxy that re-signs TLS (pip then fails to verify PyPI's certificate).
+pip_log="$root/build/setup-pip.log"
+mkdir -p "$root/build"
+pip_install() {
+  local what=$1
+  shift
+  if "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" >>"$pip_log" 2>&1; then
+    return 0
+  fi
+  if grep -q "CERTIFICATE_VERIFY_FAILED\|SSLError\|certificate verify failed" "$pip_log"; then
+    say "pip could not verify the TLS certificate of the package index ($what): behind a proxy that re-signs"
+    say "TLS, give pip its CA certificate: export PIP_CERT=/path/to/proxy-ca.pem (or: pip config set global.cert"
+    say "/path/to/proxy-ca.pem), then run this again"
+  fi
+  return 1
+}
+pip_tail() { tail -n 15 "$pip_log" | sed 's/^/  pip: /' >&2; }
 if ! "$venv/bin/python" -c "import $py_modules" 2>/dev/null; then
   say "python: pip install ${py_tools[*]} (PyPI)"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${py_tools[@]}" >&2 ||
-    fail "pip install ${py_tools[*]} exited with $?"
+  pip_install "the build tools" "${py_tools[@]}" || { pip_tail; fail "pip install ${py_tools[*]} failed (log: $pip_log)"; }
 else
   say "python: ${#py_tools[@]} tools present in $venv"
 fi
@@ -95,12 +113,14 @@ elif [ "${SMELT_TORCH:-1}" = 0 ]; then
 elif "$venv/bin/python" -c "import sys, torch; sys.exit(torch.__version__.split('+')[0] != '$torch_version')" 2>/dev/null; then
   say "python: torch $torch_version present"
 else
-  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
-  say "python: pip install torch==$torch_version (CPU-only wheel)"
-  if ! "${pip[@]}" --retries 0 --timeout 30 "torch==$torch_version" --index-url https://download.pytorch.org/whl/cpu >&2; then
-    say "python: the CPU-only index did not answer; pip install torch==$torch_version from PyPI (with CUDA libraries, about 5 GB)"
-    "${pip[@]}" "torch==$torch_version" >&2 ||
-      fail "pip install torch==$torch_version exited with $? (needs about 5 GB free under $venv; SMELT_TORCH=0 skips torch and the smelt.torch tests)"
+  say "python: pip install torch==$torch_version (the CPU-only wheel from PyTorch's index, if it answers)"
+  if ! pip_install torch --retries 0 --timeout 30 "torch==$torch_version" --index-url https://download.pytorch.org/whl/cpu; then
+    say "python: PyTorch's CPU-only index is not reachable from here (expected where only PyPI is); installing"
+    say "python: torch==$torch_version from PyPI instead, whose wheel brings the CUDA libraries (about 5 GB, a few minutes)"
+    pip_install torch "torch==$torch_version" || {
+      pip_tail
+      fail "pip install torch==$torch_version failed (needs about 5 GB free under $venv; SMELT_TORCH=0 skips torch and the smelt.torch tests; log: $pip_log)"
+    }
   fi
 fi
 # pin NAME VERSION [PIP ARGUMENTS...]: pip install NAME==VERSION (with the arguments) into the venv unless that
@@ -113,8 +133,8 @@ pin() {
     say "python: $name $version present"
   else
     say "python: pip install $name==$version (PyPI)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$name==$version" "$@" >&2 ||
-      fail "pip install $name==$version exited with $? (SMELT_TORCH=0 skips it with torch)"
+    pip_install "$name" "$name==$version" "$@" ||
+      { pip_tail; fail "pip install $name==$version failed (SMELT_TORCH=0 skips it with torch; log: $pip_log)"; }
   fi
 }
 # transformers, pinned, beside torch: the oracle of tests/python/test_torch_hf.py, which skips without it
@@ -135,8 +155,8 @@ if [ "$tests" = 1 ] && [ "${SMELT_TORCH:-1}" != 0 ]; then
     say "python: megatron-core $megatron_version present"
   else
     say "python: pip install --no-deps megatron-core==$megatron_version (PyPI)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "megatron-core==$megatron_version" >&2 ||
-      fail "pip install megatron-core==$megatron_version exited with $? (SMELT_TORCH=0 skips it with torch)"
+    pip_install megatron-core --no-deps "megatron-core==$megatron_version" ||
+      { pip_tail; fail "pip install megatron-core==$megatron_version failed (SMELT_TORCH=0 skips it with torch; log: $pip_log)"; }
   fi
 fi
 echo "export SMELT_VENV='$venv'"

@@ -14,12 +14,20 @@ namespace smelt::detail {
 // How many bytes of a value a message shows before "...".
 inline constexpr std::size_t kExcerptBytes = 60;
 
+// `text` kept on one line, for human output (a table, a report's header, a
+// message): every byte below 0x20 and 0x7f written as \xNN, and the line
+// separators U+0085, U+2028 and U+2029 (Python's splitlines() breaks on them)
+// as \uNNNN, so that a name cannot start a line of its own or reach the
+// terminal as an escape sequence. Other text, backslashes included, is kept.
+std::string one_line(std::string_view text);
+
 // `text` itself when it has at most `limit` bytes; otherwise its first bytes,
 // cut at a UTF-8 character boundary so the result stays valid UTF-8, and "...".
 std::string excerpt(std::string_view text, std::size_t limit = kExcerptBytes);
 
-// A name as tables and messages show it: whole up to `limit` bytes, else its
-// excerpt and its length ("abc... (100000 bytes)"), so a cut name is seen as cut.
+// A name as tables and messages show it: one_line(), whole up to `limit` bytes,
+// else its excerpt and the name's length ("abc... (100000 bytes)"), so a cut
+// name is seen as cut.
 std::string name_excerpt(std::string_view name, std::size_t limit = 64);
 
 }  // namespace smelt::detail

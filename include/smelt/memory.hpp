@@ -147,14 +147,24 @@ struct MemoryPart {
   friend bool operator==(const MemoryPart&, const MemoryPart&) = default;
 };
 
-// The activations one executed layer visit keeps for one micro-batch.
-struct VisitMemory {
-  std::int64_t layer = 0;  // 1-based stored layer
-  std::int64_t visit = 0;  // 1-based: which time this layer runs (a loop's later visits are 2, 3, ...)
+// Layer visits of one stage that keep the same activations for one micro-batch (the same kind: MoE or dense,
+// attention kind, recompute mode), written once: the stored layers first_layer, first_layer + step, ...,
+// last_layer (1-based), each on its visits first_visit..last_visit (1-based: a loop's later passes are 2, 3, ...),
+// run pass by pass. In execution order its first visit is (first_layer, first_visit), its last (last_layer,
+// last_visit). A stage's runs grow with the kinds of its layers, not with its visits: 4,096 layers looped 1,024
+// times are one run of 4,194,304 visits.
+struct VisitRun {
+  std::int64_t first_layer = 0;
+  std::int64_t last_layer = 0;
+  std::int64_t step = 1;  // 1 for a single layer
+  std::int64_t first_visit = 1;
+  std::int64_t last_visit = 1;
+  std::int64_t count = 0;  // visits: its layers x (last_visit - first_visit + 1)
   bool moe = false;
   LayerAttention attention = LayerAttention::full;
   Recompute recompute = Recompute::none;
-  MemoryPart activations;  // terms: the parts of the layer (attention norm, attention, FFN norm, FFN or MoE)
+  MemoryPart activations;  // one visit's terms: attention norm, attention, FFN norm, FFN or MoE
+  friend bool operator==(const VisitRun&, const VisitRun&) = default;
 };
 
 // One pipeline rank.
@@ -172,7 +182,8 @@ struct StageMemory {
   // where they peak (one term: loss_backward, attention_backward,
   // moe_backward or ffn_backward); smelt convention, one model-parallel rank.
   MemoryPart transient;
-  std::vector<VisitMemory> visits;
+  std::int64_t layer_visits = 0;     // layer visits it runs per micro-batch (training)
+  std::vector<VisitRun> visit_runs;  // those visits as runs, in order of their first visit (training)
   std::int64_t total = 0;
 };
 

@@ -13,8 +13,10 @@ inline constexpr int kCountReportSchemaVersion = 2;
 // The match report's: 3 (2: relaxations, max_head_dim, attention_ratio;
 // 3: distinct candidates with their head splits).
 inline constexpr int kMatchReportSchemaVersion = 3;
-// The memory report's: 1.
-inline constexpr int kMemoryReportSchemaVersion = 1;
+// The memory report's: 2 (2: a stage's layer visits as runs, "visit_runs",
+// with their count, "layer_visits", and its layers as "first_layer" and
+// "last_layer"; 1 wrote one row per visit and every layer).
+inline constexpr int kMemoryReportSchemaVersion = 2;
 // The time report's: 2 (2: one op row per kind of layer visit, `times`
 // counting its visits, and `recomputed`).
 inline constexpr int kTimeReportSchemaVersion = 2;

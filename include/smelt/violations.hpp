@@ -52,6 +52,12 @@ class Violations {
     }
   }
 
+  // True once the list holds kMaxViolations and the line after them: a caller
+  // checking a long list may then count each further violation with
+  // count_unlisted() instead of building a message that would be dropped.
+  bool full() const noexcept { return list_.size() > kMaxViolations; }
+  void count_unlisted() noexcept { ++found_; }
+
   bool empty() const noexcept { return found_ == 0; }
   // Every violation added, listed or not: grows with each add, so that a
   // caller can tell whether a check found anything.

@@ -72,7 +72,10 @@ ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any], Config]
 
 
 def _plain(value: Any) -> Any:
-    """json.dumps' fallback: numpy and other integer or real scalars as Python's."""
+    """json.dumps' fallback: numpy and other integer or real scalars as Python's; a numpy bool as Python's bool,
+    which every numeric keyword refuses as it refuses True (never 1 or 1.0)."""
+    if getattr(getattr(value, "dtype", None), "kind", None) == "b" and getattr(value, "ndim", None) == 0:
+        return bool(value)
     if hasattr(value, "__index__"):
         return int(value.__index__())
     if hasattr(value, "__float__"):
@@ -93,6 +96,24 @@ def _keywords(function: str, kwargs: Mapping[str, Any]) -> str:
             rule = "must be finite" if isinstance(e, ValueError) else "must be a number, string, list or bool"
             raise ConfigError(f"{function}(): {key} = {shown}: {rule}", [(key, shown, rule)]) from None
     return json.dumps(kwargs, default=_plain)
+
+
+def _argument(function: str, key: str, value: Any, kind: type, rule: str, optional: bool = False,
+              default: Any = None) -> Any:
+    """A positional argument of ``kind`` as the extension takes it: None is ``default`` (or kept, when
+    ``optional``); a numpy scalar is Python's; a bool is no int; anything else raises ConfigError naming ``key``."""
+    if value is None:
+        return None if optional else default
+    if not isinstance(value, (str, bool, int, float)):
+        try:
+            value = _plain(value)
+        except TypeError:
+            pass
+    if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        return value
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:60] + "..."
+    raise ConfigError(f"{function}(): {key} = {shown}: {rule}", [(key, shown, rule)])
 
 
 def read_config(config: ConfigLike, source: str = "<dict>") -> Config:
@@ -153,7 +174,14 @@ def count(
     lists them). ``every_layer`` adds ``layers``, one per weight-owning layer.
     ``to_dict()`` is ``smelt-match count --json`` (``--sparsity-reference REF``,
     ``--every-layer``).
+
+    ``context`` and ``convention`` given as None mean their defaults; a value of another type (a bool for
+    ``context``, a word that is no string, a flag that is no bool) raises ConfigError naming the keyword.
     """
+    context = _argument("count", "context", context, int, "must be an integer", optional=True)
+    convention = _argument("count", "convention", convention, str, "must be a string", default="smelt")
+    elementwise = _argument("count", "elementwise", elementwise, bool, "must be True or False")
+    every_layer = _argument("count", "every_layer", every_layer, bool, "must be True or False")
     # The CLI names a config whose name is empty by the path it was given.
     source = os.fspath(config) if isinstance(config, (str, os.PathLike)) else ""
     config = read_config(config)
@@ -217,8 +245,9 @@ def memory(config: ConfigLike, **layout: Any) -> MemoryReport:
 
     The MemoryLayout keywords below (``micro_batch``, ``seq``, ``tp``, ``pp``, ``recompute``, ...). Returns
     ``smelt-match memory --json``: ``total`` (bytes of the most loaded rank), ``worst_rank`` (its ``weights``,
-    ``gradients``, ``optimizer`` and ``activations``, each with ``total`` and ``terms``, and its layer
-    ``visits``), ``per_stage``, ``layout`` as resolved and ``fraction_of_device``.
+    ``gradients``, ``optimizer`` and ``activations``, each with ``total`` and ``terms``, its ``layer_visits``
+    and their ``visit_runs``: visits of one kind as runs of layers and passes), ``per_stage``, ``layout`` as
+    resolved and ``fraction_of_device``.
     """
     return MemoryReport(_core.memory(_native(config), _keywords("memory", layout)))
 

@@ -359,8 +359,9 @@ class SweepReport(Report):
 
 
 class MemoryReport(Report):
-    """Bytes one GPU holds (``smelt-match memory --json``): ``total`` (the training step's peak, the backward's
-    ``transient`` included), ``worst_rank``, ``per_stage``, ``layout``."""
+    """Bytes one GPU holds (``smelt-match memory --json``, schema 2): ``total`` (the training step's peak, the
+    backward's ``transient`` included), ``worst_rank`` (with its ``layer_visits`` and their ``visit_runs``),
+    ``per_stage``, ``layout``."""
 
 
 class TimeReport(Report):

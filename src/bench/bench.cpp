@@ -15,6 +15,7 @@
 #include "smelt/bench_registry.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "util/enum_names.hpp"
 #include "util/mention.hpp"
 
@@ -148,9 +149,9 @@ BenchResult run_bench(const ModelConfig& config, const BenchOptions& options) {
         "out of memory: the {} backend could not allocate what {} needs at {} (on the CPU reference "
         "about {:.1f} GiB of weights and up to {:.1f} GiB of activations): use fewer {} or a smaller "
         "config",
-        backend->name(), config.name, detail::mention("BenchOptions::tokens", fmt::format("{}", plan.tokens)),
-        cpu_weight_bytes(plan) / kGiB, static_cast<double>(plan.activation_bytes) / kGiB,
-        detail::mention("BenchOptions::tokens")));
+        backend->name(), detail::name_excerpt(config.name),
+        detail::mention("BenchOptions::tokens", fmt::format("{}", plan.tokens)), cpu_weight_bytes(plan) / kGiB,
+        static_cast<double>(plan.activation_bytes) / kGiB, detail::mention("BenchOptions::tokens")));
   }
 }
 

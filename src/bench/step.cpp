@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <new>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "smelt/bench_step.hpp"
 #include "smelt/checked_config.hpp"
 #include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 #include "smelt/time.hpp"
 #include "util/median.hpp"
 #include "util/mention.hpp"
@@ -63,6 +65,11 @@ double kept_elements_per_token(const LayerPlan& plan) {
   return per + 2 * dbl(c.vocab_size) + 8 * h + 3 * q + 2 * kv;
 }
 
+// Weights, gradients and two moments in float32, and what the step keeps.
+double step_bytes(const LayerPlan& plan, i64 parameters) {
+  return 16 * dbl(parameters) + 4 * kept_elements_per_token(plan) * dbl(plan.tokens);
+}
+
 void check(const ModelConfig& c, const BenchOptions& o, const LayerPlan& plan, double flops, i64 parameters) {
   if (o.backend == BenchBackendKind::cuda)
     throw config_error(Violation("BenchOptions::backend", "\"cuda\"",
@@ -79,8 +86,7 @@ void check(const ModelConfig& c, const BenchOptions& o, const LayerPlan& plan, d
                     "use fewer {} or {}",
                     estimate, kCpuSecondsBound, flops / 1e9, kCpuFlopsPerSecond / 1e9,
                     detail::mention("BenchOptions::tokens"), detail::mention("BenchOptions::force")));
-  // Weights, gradients and two moments in float32, and what the step keeps.
-  const double bytes = 16 * dbl(parameters) + 4 * kept_elements_per_token(plan) * dbl(plan.tokens);
+  const double bytes = step_bytes(plan, parameters);
   if (bytes > kCpuBytesBound)
     throw config_error(fmt::format(
         "the step needs about {:.1f} GiB ({} parameters with their gradients and AdamW moments, and the "
@@ -117,9 +123,30 @@ StepSeconds predict(const ModelConfig& c, const LayerPlan& plan, const HardwareS
   return {t.forward_seconds_per_token, t.training_seconds_per_token, t.decode_seconds_per_token};
 }
 
+StepResult measure(const ModelConfig& config, const BenchOptions& options, const HardwareSpec* hardware);
+
 }  // namespace
 
 StepResult run_step(const ModelConfig& config, const BenchOptions& options, const HardwareSpec* hardware) {
+  // Past the bounds (BenchOptions::force) an allocation can fail: the input's fault, as run_bench() says it, not a
+  // crash.
+  try {
+    return measure(config, options, hardware);
+  } catch (const std::bad_alloc&) {
+    BenchOptions o = options;
+    const LayerPlan plan = make_layer_plan(config, o);
+    throw config_error(fmt::format(
+        "out of memory: the cpu backend could not allocate what {} needs for a training step at {} (about {:.1f} "
+        "GiB: the parameters with their gradients and AdamW moments, and the activations): use fewer {} or a "
+        "smaller config",
+        detail::name_excerpt(config.name), detail::mention("BenchOptions::tokens", fmt::format("{}", plan.tokens)),
+        step_bytes(plan, parameter_count(plan.config)) / kGiB, detail::mention("BenchOptions::tokens")));
+  }
+}
+
+namespace {
+
+StepResult measure(const ModelConfig& config, const BenchOptions& options, const HardwareSpec* hardware) {
   BenchOptions o = options;
   const LayerPlan plan = make_layer_plan(config, o);
   const ModelConfig& c = plan.config;
@@ -188,4 +215,5 @@ StepResult run_step(const ModelConfig& config, const BenchOptions& options, cons
   return r;
 }
 
+}  // namespace
 }  // namespace smelt

@@ -1,4 +1,5 @@
 // Word forms of the config enums, shared by JSON and the CLI.
+#include "config/enum_find.hpp"
 #include "smelt/config.hpp"
 #include "util/enum_names.hpp"
 
@@ -55,5 +56,10 @@ NormPlacement parse_norm_placement(std::string_view s, std::string_view f) { ret
 Injection parse_injection(std::string_view s, std::string_view f) { return parse_of(kInjection, s, f); }
 LoraTarget parse_lora_target(std::string_view s, std::string_view f) { return parse_of(kLoraTarget, s, f); }
 KvPolicy parse_kv_policy(std::string_view s, std::string_view f) { return parse_of(kKvPolicy, s, f); }
+
+std::optional<LayerAttention> detail::find_layer_attention(std::string_view s) {
+  return detail::find_of(kLayerAttention, s);
+}
+std::optional<LoraTarget> detail::find_lora_target(std::string_view s) { return detail::find_of(kLoraTarget, s); }
 
 }  // namespace smelt

@@ -24,9 +24,10 @@ using i64 = std::int64_t;
 
 // ModelArgs.__post_init__'s FFN width when hidden_dim is absent.
 i64 default_hidden_dim(JsonObject& o, i64 dim) {
+  // Bounded before the rounding below adds it to the width.
   const i64 multiple_of = o.integer("multiple_of", 256);
-  if (multiple_of < 1) {
-    o.violation("multiple_of", fmt::format("{}", multiple_of), "must be positive");
+  if (multiple_of < 1 || multiple_of > kMaxWidth) {
+    o.violations().range(o.field("multiple_of"), multiple_of, 1, kMaxWidth);
     return 0;
   }
   if (dim < 1 || dim > kMaxWidth) return 0;  // dim's own violation is reported
@@ -40,7 +41,13 @@ i64 default_hidden_dim(JsonObject& o, i64 dim) {
     }
     h = static_cast<i64>(k * static_cast<double>(h));
   }
-  return multiple_of * ((h + multiple_of - 1) / multiple_of);
+  // h is under 3 x kMaxWidth and multiple_of at most kMaxWidth: the sum and the product stay far inside 64 bits.
+  const i64 width = multiple_of * ((h + multiple_of - 1) / multiple_of);
+  if (width > kMaxWidth)
+    o.violation("hidden_dim", "absent",
+                fmt::format("its default from dim = {} and multiple_of = {} is {}: must be at most {}", dim,
+                            multiple_of, width, kMaxWidth));
+  return width;
 }
 
 void read_block_repeats(JsonObject& o, ModelConfig& c) {

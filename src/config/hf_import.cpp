@@ -301,6 +301,8 @@ std::optional<Kinds> layer_types(JsonObject& o, const ModelConfig& c) {
       kinds.push_back(LayerAttention::sliding);
     else if (word == "chunked_attention")
       kinds.push_back(LayerAttention::chunked);
+    else if (o.violations().full())
+      o.violations().count_unlisted();  // past the cap: counted, its message never built
     else
       o.violation(fmt::format("{}[{}] = {}: must be \"full_attention\", \"sliding_attention\" or \"chunked_attention\"",
                               field, i, detail::json_excerpt(e)));

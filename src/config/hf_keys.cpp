@@ -21,6 +21,8 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
   for (std::size_t i = 0; i < v->size(); ++i) {
     if ((*v)[i].is_number_integer())
       out.push_back((*v)[i].get<i64>());
+    else if (o.violations().full())
+      o.violations().count_unlisted();  // past the cap: counted, its message never built
     else
       o.violation(fmt::format("{}[{}]", key, i), detail::json_excerpt((*v)[i]), "must be an integer");
   }
@@ -29,10 +31,15 @@ std::optional<std::vector<i64>> integer_list(JsonObject& o, std::string_view key
 
 // Checks that a list of 0-based layer indices names real layers.
 void check_layer_indices(JsonObject& o, std::string_view key, const std::vector<i64>& layers, const ModelConfig& c) {
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    if (sane_depth(c) && (layers[i] < 0 || layers[i] >= c.num_layers))
+  if (!sane_depth(c)) return;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i] >= 0 && layers[i] < c.num_layers) continue;
+    if (o.violations().full())
+      o.violations().count_unlisted();  // past the cap: counted, its message never built
+    else
       o.violation(
           fmt::format("{}[{}] = {}: must be a 0-based layer in 0..{}", o.field(key), i, layers[i], c.num_layers - 1));
+  }
 }
 
 i64 derived_head_dim(const ModelConfig& c) {

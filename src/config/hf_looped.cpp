@@ -79,21 +79,33 @@ std::vector<LayerAttention> read_huginn(JsonObject& o, ModelConfig& c) {
   require_class(o, "mlp_class_name", "GatedMLP");
   require_class(o, "norm_class_name", "RMSNorm_llama");
   require_class(o, "injection_type", "linear");
-  const std::int64_t prelude = o.integer("n_layers_in_prelude");
-  const std::int64_t core = o.integer("n_layers_in_recurrent_block");
-  const std::int64_t coda = o.integer("n_layers_in_coda");
-  c.num_layers = prelude + core + coda;
-  if (const auto* n = o.raw("n_layers");
-      n != nullptr && n->is_number_integer() && n->get<std::int64_t>() != c.num_layers)
-    o.violation("n_layers", fmt::format("{}", n->get<std::int64_t>()),
-                fmt::format("must equal n_layers_in_prelude + n_layers_in_recurrent_block + n_layers_in_coda = {}",
-                            c.num_layers));
+  // Each part is bounded before the sum, which then stays far inside 64 bits.
+  const auto part = [&](std::string_view key, std::int64_t lo) {
+    const std::int64_t n = o.integer(key);
+    o.violations().range(o.field(key), n, lo, kMaxLayers);
+    return n;
+  };
+  const std::int64_t prelude = part("n_layers_in_prelude", 0);
+  const std::int64_t core = part("n_layers_in_recurrent_block", 1);
+  const std::int64_t coda = part("n_layers_in_coda", 0);
+  const bool parts_ok =
+      prelude >= 0 && prelude <= kMaxLayers && core >= 1 && core <= kMaxLayers && coda >= 0 && coda <= kMaxLayers;
+  c.num_layers = parts_ok ? prelude + core + coda : 0;
+  // n_layers is redundant but must agree, and be an integer whatever it says (RavenConfig reads it as one).
+  if (o.raw("n_layers") != nullptr) {
+    const std::size_t before = o.violations().size();
+    const std::int64_t n = o.integer("n_layers");
+    if (o.violations().size() == before && parts_ok && n != c.num_layers)
+      o.violation("n_layers", fmt::format("{}", n),
+                  fmt::format("must equal n_layers_in_prelude + n_layers_in_recurrent_block + n_layers_in_coda = {}",
+                              c.num_layers));
+  }
   const std::int64_t r = o.integer("mean_recurrence");
   const std::int64_t depth = o.integer("mean_backprop_depth", 0);
   if (r < 1 || r > kMaxLoops)
     o.violation("mean_recurrence", fmt::format("{}", r), fmt::format("must be between 1 and {}", kMaxLoops));
   if (depth < 0) o.violation("mean_backprop_depth", fmt::format("{}", depth), "must be at least 0");
-  if (prelude < 0 || core < 1 || coda < 0 || r < 1 || r > kMaxLoops || depth < 0) return {};
+  if (!parts_ok || r < 1 || r > kMaxLoops || depth < 0) return {};
   c.loops.push_back({.first = prelude + 1,
                      .last = prelude + core,
                      .count = r,

@@ -23,6 +23,17 @@ std::vector<SmeltMirror> smelt_mirrors(const ModelConfig& c) {
   };
 }
 
+std::vector<SmeltMirror> smelt_checked_copies(const ModelConfig& c) {
+  std::vector<SmeltMirror> out = smelt_mirrors(c);
+  out.push_back({"max_position_embeddings", "context_length", c.context_length});
+  out.push_back({"intermediate_size", "ffn.dense_width", c.ffn.dense_width});
+  if (c.attention.type == AttentionType::gqa) {
+    out.push_back({"num_key_value_heads", "attention.num_kv_heads", c.attention.num_kv_heads});
+    out.push_back({"head_dim", "attention.head_dim", c.attention.head_dim});
+  }
+  return out;
+}
+
 namespace {
 
 // A rule between fields names them as the native config does ("loop.span"); here they are under "smelt".
@@ -56,13 +67,26 @@ ModelConfig import_smelt(const nlohmann::json& root, std::string_view source) {
     throw config_error(under_smelt(e.violations()));
   }
   Violations violations;
-  for (const SmeltMirror& m : smelt_mirrors(c)) {
+  // The loop lives in the native block; the other families' top-level "loop" (config/hf_loop.cpp) is not read
+  // here, so one written beside the block would be ignored: it is refused instead (null is absent, as there).
+  for (const char* key : {"loop", "loops"})
+    if (const auto it_loop = root.find(key); it_loop != root.end() && !it_loop->is_null())
+      violations.add(Violation(key, json_excerpt(*it_loop),
+                               "not read for model_type \"smelt\": the loops are the native block's (smelt.loop or "
+                               "smelt.loops)"));
+  for (const SmeltMirror& m : smelt_checked_copies(c)) {
     const auto copy = root.find(m.key);
     if (copy != root.end() && *copy != m.value)
       violations.add(Violation(std::string(m.key), json_excerpt(*copy),
                                fmt::format("must equal smelt.{} ({}): the native config is the model, this a copy",
                                            m.field, m.value.dump())));
   }
+  if (c.attention.type == AttentionType::mla)
+    for (const char* key : {"num_key_value_heads", "head_dim"})
+      if (const auto it_key = root.find(key); it_key != root.end())
+        violations.add(Violation(key, json_excerpt(*it_key),
+                                 "not read for model_type \"smelt\": smelt.attention.type is \"mla\", which has no "
+                                 "per-head keys and values"));
   violations.throw_if_any();
   return c;
 }

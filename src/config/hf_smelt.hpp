@@ -25,5 +25,11 @@ struct SmeltMirror {
   nlohmann::json value;
 };
 std::vector<SmeltMirror> smelt_mirrors(const ModelConfig& c);
+// The copies the reader compares when present: the written ones, and the keys of the model's shape that
+// transformers' other families spell alike (max_position_embeddings, intermediate_size and, for gqa,
+// num_key_value_heads and head_dim), which a user may add or edit expecting them to change the model.
+// Informational keys (_name_or_path, dtype, transformers_version, ...) are not compared: transformers rewrites
+// them on every save.
+std::vector<SmeltMirror> smelt_checked_copies(const ModelConfig& c);
 
 }  // namespace smelt::detail

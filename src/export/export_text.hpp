@@ -22,9 +22,4 @@ void require_utf8_name(const ModelConfig& config);
 // `text` must be UTF-8.
 std::string ascii_literal(std::string_view text);
 
-// `text` kept on one line: every byte below 0x20 and 0x7f written as \xNN,
-// and the line separators U+0085, U+2028 and U+2029 (Python's splitlines()
-// breaks on them) as \uNNNN. Other text, backslashes included, is kept.
-std::string one_line(std::string_view text);
-
 }  // namespace smelt::detail

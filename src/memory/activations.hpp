@@ -42,9 +42,9 @@ MemoryPart smelt_visit(const ActivationInput& in, std::int64_t layer, Recompute 
 // the head's input, the loss and the MTP modules (last stage).
 MemoryPart smelt_outside(const ActivationInput& in, bool first, bool last);
 
-// The backward pass's peak beyond the stage's held bytes (smelt convention, one rank): the stage's visits and
-// activations already filled in.
-MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& stage);
+// The backward pass's peak beyond the stage's held bytes (smelt convention, one rank): the stage's activations
+// already filled in; `last` the run of its last visit.
+MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& stage, const VisitRun& last);
 
 MemoryPart korthikanti_visit(const ActivationInput& in, std::int64_t layer, Recompute recompute);
 MemoryPart korthikanti_outside(const ActivationInput& in, bool first, bool last);

@@ -92,13 +92,21 @@ double pipeline_scale(const ResolvedLayout& r, bool& applies) {
   return 1;
 }
 
+// Megatron's float rounded to the byte; detail::overflow (of `what`) where the bytes leave 64-bit integers, as
+// the integer conventions' do (std::llround's result is unspecified there).
+std::int64_t rounded(double bytes, const char* what) {
+  if (!(std::fabs(bytes) < 0x1p63)) throw detail::overflow(what);
+  return std::llround(bytes);
+}
+
 // Rounds Megatron's float to the byte, the last term taking what the rounded terms leave.
-void add_rounded(MemoryPart& part, const std::vector<std::pair<const char*, double>>& terms, double total) {
-  std::int64_t rest = std::llround(total);
+void add_rounded(MemoryPart& part, const std::vector<std::pair<const char*, double>>& terms, double total,
+                 const char* what) {
+  std::int64_t rest = rounded(total, what);
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    const std::int64_t bytes = i + 1 == terms.size() ? rest : std::llround(terms[i].second);
+    const std::int64_t bytes = i + 1 == terms.size() ? rest : rounded(terms[i].second, what);
     part.add(terms[i].first, bytes);
-    rest -= bytes;
+    rest = detail::add(rest, -bytes, what);
   }
 }
 
@@ -138,20 +146,21 @@ StageMemory megatron_stage(const ModelConfig& c, const ResolvedLayout& r) {
   StageMemory st;
   st.stage = 0;
   for (std::int64_t i : r.stage_layers.front()) st.layers.push_back(i + 1);
-  st.weights.add("dense", std::llround(dense_shard * pb));
-  st.weights.add("routed_experts", std::llround(exp_shard * pb));
-  st.gradients.add("dense", std::llround(dense_shard * gb));
-  st.gradients.add("routed_experts", std::llround(exp_shard * gb));
-  const double optimizer = weight_and_optimizer - static_cast<double>(st.weights.total + st.gradients.total);
+  st.weights.add("dense", rounded(dense_shard * pb, "weight bytes"));
+  st.weights.add("routed_experts", rounded(exp_shard * pb, "weight bytes"));
+  st.gradients.add("dense", rounded(dense_shard * gb, "gradient bytes"));
+  st.gradients.add("routed_experts", rounded(exp_shard * gb, "gradient bytes"));
+  const double optimizer =
+      weight_and_optimizer - static_cast<double>(detail::add(st.weights.total, st.gradients.total, "weight bytes"));
   add_rounded(
       st.optimizer,
       {{"dense", dense_shard * per_param(static_cast<double>(l.dp)) - dense_shard * (pb + gb)}, {"routed_experts", 0}},
-      optimizer);
+      optimizer, "optimizer bytes");
 
   // Activations: a dense layer of width f for every layer visit (a loop's visits each count), the embedding's
   // input and dropout for pp micro-batches, the pipeline's scale, and the output layer and loss on one stage.
   const double s = static_cast<double>(l.seq), b = static_cast<double>(l.micro_batch), h = m.h;
-  const double visits = static_cast<double>(schedule(c).visits().size());
+  const double visits = static_cast<double>(schedule(c).executed_layers());
   bool scaled = false;
   const double scale = pipeline_scale(r, scaled);
   const bool sp_path = l.sequence_parallel && l.recompute == Recompute::selective;
@@ -179,7 +188,8 @@ StageMemory megatron_stage(const ModelConfig& c, const ResolvedLayout& r) {
   const double factor = sp_path ? 1 / tp : 1.05;  // the SP path divides by tp; the other adds 5%
   act = sp_path ? act / tp : act * 1.05;
   add_rounded(st.activations,
-              {{"layers", layers_act * factor}, {"embedding", embedding_act * factor}, {"output_and_loss", 0}}, act);
+              {{"layers", layers_act * factor}, {"embedding", embedding_act * factor}, {"output_and_loss", 0}}, act,
+              "activation bytes");
   st.activations_per_micro_batch = 0;
   st.in_flight =
       l.vpp > 1 ? static_cast<std::int64_t>(std::ceil(scale * pp)) : (l.pp > 1 ? std::min(r.microbatches, l.pp) : 1);

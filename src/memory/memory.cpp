@@ -4,6 +4,9 @@
 #include "smelt/memory.hpp"
 
 #include <algorithm>
+#include <new>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -11,12 +14,15 @@
 #include "memory/megatron.hpp"
 #include "memory/model_state.hpp"
 #include "memory/resolved_layout.hpp"
+#include "memory/visit_runs.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
 #include "smelt/violations.hpp"
 #include "util/checked.hpp"
 #include "util/enum_names.hpp"
+#include "util/mention.hpp"
+#include "util/option_bounds.hpp"
 
 namespace smelt {
 namespace {
@@ -90,10 +96,38 @@ void require_modelled(const ModelConfig& c) {
   v.throw_if_any();
 }
 
-MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
-  const ModelConfig& c = checked;
-  require_modelled(c);
-  const ResolvedLayout r = memory_detail::resolve_layout(c, layout);
+namespace memory_detail {
+namespace {
+
+// Whether an overflow of `quantity` comes from the config's size alone (its parameters), not from the tokens.
+bool of_parameters(std::string_view quantity) {
+  for (std::string_view q : {"weight bytes", "gradient bytes", "optimizer bytes", "parameters", "parameter tensors",
+                             "padded vocabulary", "embedding parameters"})
+    if (quantity == q) return true;
+  return false;
+}
+
+}  // namespace
+
+Violation overflow_violation(const ModelConfig& c, const MemoryLayout& l, std::string_view quantity) {
+  if (of_parameters(quantity))
+    return Violation(
+        fmt::format("{} overflow 64-bit integers: the config is too large (hidden_size = {}, "
+                    "num_layers = {}, vocab_size = {})",
+                    quantity, c.hidden_size, c.num_layers, c.vocab_size));
+  const auto setting = [&](std::string_view name, std::int64_t value) {
+    return detail::mention(detail::option_name<MemoryLayout>(name), std::to_string(value));
+  };
+  const std::string tokens = l.inference ? setting("batch", l.batch) + ", " + setting("context", l.context)
+                                         : setting("micro_batch", l.micro_batch) + ", " + setting("seq", l.seq);
+  return Violation(fmt::format("{}: {} overflow 64-bit integers", tokens, quantity));
+}
+
+}  // namespace memory_detail
+
+namespace {
+
+MemoryReport count_memory(const ModelConfig& c, const ResolvedLayout& r) {
   const MemoryLayout& l = r.layout;
   CountOptions count_options;
   count_options.context_length = l.inference ? l.context : l.seq;
@@ -102,7 +136,11 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
   const bool smelt = l.convention == MemoryConvention::smelt;
   const auto visit_of = smelt ? memory_detail::smelt_visit : memory_detail::korthikanti_visit;
   const auto outside_of = smelt ? memory_detail::smelt_outside : memory_detail::korthikanti_outside;
-  const std::vector<LayerVisit> visits = schedule(c).visits();
+  const LayerSchedule plan = schedule(c);
+  // Full recompute covers each stage's first recompute_layers visits (all of them when 0).
+  memory_detail::StageVisitOptions visit_options;
+  if (l.recompute == Recompute::full)
+    visit_options.recomputed = l.recompute_layers > 0 ? l.recompute_layers : memory_detail::StageVisitOptions::kAll;
   // The backward's transient peak is modelled on one model-parallel rank (transient.cpp).
   const bool one_rank = l.tp == 1 && l.pp == 1 && l.cp == 1 && l.ep == 1 && l.etp == 1;
 
@@ -121,6 +159,7 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
     return report;
   }
   const std::int64_t stages = static_cast<std::int64_t>(r.stage_layers.size());
+  report.stages.reserve(r.stage_layers.size());
   for (std::int64_t s = 0; s < stages; ++s) {
     const auto& layers = r.stage_layers[static_cast<std::size_t>(s)];
     const bool first = s == 0, last = s == stages - 1;
@@ -134,46 +173,51 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
     } else {
       st.gradients = std::move(state.gradients);
       st.optimizer = std::move(state.optimizer);
-      // Full recompute covers the stage's first recompute_layers visits (all of them when 0).
-      std::int64_t recomputed = 0;
-      // Each kind of visit (MoE or dense, attention kind, recompute mode) once, with how many visits it has.
-      std::vector<std::pair<std::size_t, std::int64_t>> kinds;
-      st.visits.reserve(visits.size());
-      for (const LayerVisit& v : visits) {
-        if (v.layer < layers.front() || v.layer > layers.back()) continue;
-        Recompute mode = l.recompute;
-        if (mode == Recompute::full && l.recompute_layers > 0 && recomputed >= l.recompute_layers)
-          mode = Recompute::none;
-        if (mode == Recompute::full) ++recomputed;
-        VisitMemory vm;
-        vm.layer = v.layer + 1;
-        vm.visit = v.visit + 1;
-        vm.moe = c.is_moe_layer(v.layer);
-        vm.attention = c.attention_at(v.layer);
-        vm.recompute = mode;
-        // A visit's terms depend on the layer only through its kind: computed once per kind and mode.
-        const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) {
-          const VisitMemory& o = st.visits[k.first];
-          return o.moe == vm.moe && o.attention == vm.attention && o.recompute == mode;
+      st.layer_visits = memory_detail::stage_visits(plan, layers.front(), layers.back());
+      // Each kind of visit (MoE or dense, attention kind, recompute mode) once, with how many visits it has, the
+      // kinds in the order of their first visits; its terms depend on the layer only through its kind.
+      struct Kind {
+        std::size_t run;  // its first run in st.visit_runs
+        std::int64_t visits;
+      };
+      std::vector<Kind> kinds;
+      std::size_t last_run = 0;  // the run of the stage's last visit
+      for (const memory_detail::StageVisitRun& v :
+           memory_detail::stage_visit_runs(c, plan, layers.front(), layers.back(), visit_options)) {
+        VisitRun run;
+        run.first_layer = v.first + 1;
+        run.last_layer = v.last + 1;
+        run.step = v.step;
+        run.first_visit = v.first_pass + 1;
+        run.last_visit = v.last_pass + 1;
+        run.count = v.visits();
+        run.moe = v.moe;
+        run.attention = v.attention;
+        run.recompute = l.recompute != Recompute::full ? l.recompute : v.recomputed ? Recompute::full : Recompute::none;
+        const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) {
+          const VisitRun& o = st.visit_runs[k.run];
+          return o.moe == run.moe && o.attention == run.attention && o.recompute == run.recompute;
         });
         if (same != kinds.end()) {
-          vm.activations = st.visits[same->first].activations;
-          ++same->second;
+          run.activations = st.visit_runs[same->run].activations;
+          same->visits += run.count;
         } else {
-          vm.activations = visit_of(in, v.layer, mode);
-          kinds.emplace_back(st.visits.size(), 1);
+          run.activations = visit_of(in, v.first, run.recompute);
+          kinds.push_back({st.visit_runs.size(), run.count});
         }
-        st.visits.push_back(std::move(vm));
+        if (v.last_ordinal == st.layer_visits - 1) last_run = st.visit_runs.size();
+        st.visit_runs.push_back(std::move(run));
       }
       MemoryPart per_micro_batch;
       for (const auto& [first_of_kind, visits_of_kind] : kinds)
-        for (const MemoryTerm& t : st.visits[first_of_kind].activations.terms)
+        for (const MemoryTerm& t : st.visit_runs[first_of_kind].activations.terms)
           per_micro_batch.add(t.name, mul(t.bytes, visits_of_kind, "activation bytes"));
       add_all(per_micro_batch, outside_of(in, first, last));
       st.activations_per_micro_batch = per_micro_batch.total;
       st.in_flight = chunks_in_flight(r, s);
       st.activations = scaled(per_micro_batch, st.in_flight, l.vpp);
-      if (smelt && one_rank && !st.visits.empty()) st.transient = memory_detail::smelt_transient(in, st);
+      if (smelt && one_rank && !st.visit_runs.empty())
+        st.transient = memory_detail::smelt_transient(in, st, st.visit_runs[last_run]);
     }
     for (const MemoryPart* p :
          {&st.weights, &st.gradients, &st.optimizer, &st.activations, &st.kv_cache, &st.transient})
@@ -198,6 +242,24 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
     report.assumptions.push_back(
         "interleaving: a stage's activations per micro-batch are spread evenly over its vpp chunks");
   return report;
+}
+
+}  // namespace
+
+MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
+  const ModelConfig& c = checked;
+  require_modelled(c);
+  const ResolvedLayout r = memory_detail::resolve_layout(c, layout);
+  try {
+    return count_memory(c, r);
+  } catch (const detail::overflow& e) {
+    throw overflow_error(memory_detail::overflow_violation(c, r.layout, e.quantity()));
+  } catch (const std::bad_alloc&) {
+    // The report grows with the stages and the kinds of their layers: only a layout of very many stages gets here.
+    throw config_error(Violation(
+        fmt::format("out of memory: the memory report of {} layers over {} stages could not be allocated", c.num_layers,
+                    detail::mention(detail::option_name<MemoryLayout>("pp"), std::to_string(r.layout.pp)))));
+  }
 }
 
 }  // namespace smelt

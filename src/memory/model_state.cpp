@@ -58,8 +58,6 @@ ModelState model_state(const ModelConfig& c, const CostReport& cost, const Resol
   const auto dense = [&](const char* name, std::int64_t elements, std::int64_t split) {
     if (elements > 0) s.dense.add(name, ceil_div(elements, split));
   };
-  std::int64_t layer_norms = 0;
-  for (const LayerCost& lc : cost.layers) layer_norms = add(layer_norms, lc.params.norms, "parameters");
   // Each layer's share, rounded up layer by layer, summed per term, the terms named in the order they first appear.
   struct Sum {
     const char* name;
@@ -93,6 +91,9 @@ ModelState model_state(const ModelConfig& c, const CostReport& cost, const Resol
     s.tensors += 1;
   }
   if (last) {
+    // The final norm: the model's norms less its layers' (a sum over every layer, on the last stage alone).
+    std::int64_t layer_norms = 0;
+    for (const LayerCost& lc : cost.layers) layer_norms = add(layer_norms, lc.params.norms, "parameters");
     // A tied head on its own stage keeps a copy of the embedding (Megatron-LM's word embeddings on the last stage).
     const std::int64_t head = c.tie_embeddings ? (first ? 0 : cost.params.embedding) : cost.params.lm_head;
     dense("lm_head", head, l.tp);

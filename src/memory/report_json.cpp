@@ -45,10 +45,11 @@ ordered_json part(const MemoryPart& p) {
   return {{"total", p.total}, {"terms", terms}};
 }
 
-ordered_json stage_json(const StageMemory& s, bool training, bool visits) {
+ordered_json stage_json(const StageMemory& s, bool training, bool runs) {
   ordered_json j;
   j["stage"] = s.stage;
-  j["layers"] = s.layers;
+  j["first_layer"] = s.layers.front();  // a stage holds consecutive layers
+  j["last_layer"] = s.layers.back();
   j["weights"] = part(s.weights);
   if (training) {
     j["gradients"] = part(s.gradients);
@@ -61,16 +62,21 @@ ordered_json stage_json(const StageMemory& s, bool training, bool visits) {
     j["kv_cache"] = part(s.kv_cache);
   }
   j["total"] = s.total;
-  if (visits && training) {
+  if (runs && training) {
+    j["layer_visits"] = s.layer_visits;
     ordered_json rows = ordered_json::array();
-    for (const VisitMemory& v : s.visits)
-      rows.push_back({{"layer", v.layer},
-                      {"visit", v.visit},
+    for (const VisitRun& v : s.visit_runs)
+      rows.push_back({{"first_layer", v.first_layer},
+                      {"last_layer", v.last_layer},
+                      {"step", v.step},
+                      {"first_visit", v.first_visit},
+                      {"last_visit", v.last_visit},
+                      {"count", v.count},
                       {"kind", v.moe ? "moe" : "dense"},
                       {"attention", std::string(to_string(v.attention))},
                       {"recompute", std::string(to_string(v.recompute))},
                       {"activations", part(v.activations)}});
-    j["visits"] = rows;
+    j["visit_runs"] = rows;
   }
   return j;
 }

@@ -82,12 +82,19 @@ ResolvedLayout resolve_layout(const ModelConfig& config, const MemoryLayout& lay
   // Megatron's rule: the expert grid (ep x etp) tiles the dense grid (tp x cp x dp) of each pipeline stage.
   const std::int64_t dense_ranks = detail::mul(detail::mul(l.tp, l.cp, "ranks"), l.dp, "ranks");
   const std::int64_t expert_ranks = detail::mul(l.ep, l.etp, "ranks");
-  if (dense_ranks % expert_ranks != 0)
-    errors.add(field("ep"), std::to_string(l.ep),
-               fmt::format("ep x etp ({}) must divide tp x cp x dp ({}): the expert ranks tile each stage's ranks",
-                           expert_ranks, dense_ranks));
-  else
+  if (dense_ranks % expert_ranks != 0) {
+    // Named by the sizes that make the grid: ep, etp, or both.
+    const std::string rule =
+        fmt::format("ep x etp ({}) must divide tp x cp x dp ({}): the expert ranks tile each stage's ranks",
+                    expert_ranks, dense_ranks);
+    if (l.ep > 1 && l.etp > 1)
+      errors.add(fmt::format("{}, {}: {}", detail::mention(field("ep"), std::to_string(l.ep)),
+                             detail::mention(field("etp"), std::to_string(l.etp)), rule));
+    else
+      errors.add(field(l.ep > 1 ? "ep" : "etp"), std::to_string(l.ep > 1 ? l.ep : l.etp), rule);
+  } else {
     r.expert_dp = dense_ranks / expert_ranks;
+  }
 
   divides(errors, "cp", l.cp, l.seq, "the sequence length");
   if (l.cp > 1)

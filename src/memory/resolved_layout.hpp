@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "smelt/config.hpp"
@@ -26,6 +27,11 @@ struct ResolvedLayout {
 // The rules that tie the layout's parallel sizes to the config's heads, KV
 // heads, FFN widths and experts (tp, ep, etp must divide them), added to `errors`.
 void check_shards(const ModelConfig& config, const MemoryLayout& layout, detail::Violations& errors);
+
+// The overflow of `quantity` (detail::overflow's) in a count of memory or time, named by the inputs that size it:
+// the config's sizes for its parameters, else the layout's tokens (MemoryLayout::micro_batch and seq in training,
+// batch and context in inference), as mentions the caller names its own way.
+Violation overflow_violation(const ModelConfig& config, const MemoryLayout& layout, std::string_view quantity);
 
 // Checks every field of `layout` against its row and the config (config_error
 // listing every field, value and rule at once) and resolves its defaults.

@@ -26,12 +26,10 @@ std::int64_t ffn_params(const ModelConfig& c, std::int64_t width) {
 }
 
 // The gradients of a looped last layer's FFN or MoE, its FFN norm and its output projection: autograd holds
-// them until the layer's earlier visit adds its own.
-std::int64_t pending_gradients(const ModelConfig& c, const StageMemory& st) {
-  const VisitMemory& last = st.visits.back();
-  if (std::count_if(st.visits.begin(), st.visits.end(), [&](const VisitMemory& v) { return v.layer == last.layer; }) <
-      2)
-    return 0;
+// them until the layer's earlier visit adds its own. The stage's last visit is its last layer's last: a later
+// visit number than 1 means the layer runs more than once.
+std::int64_t pending_gradients(const ModelConfig& c, const VisitRun& last) {
+  if (last.last_visit < 2) return 0;
   const auto& a = c.attention;
   const std::int64_t h = c.hidden_size, d_v = a.type == AttentionType::mla ? a.mla.v_head_dim : a.head_dim;
   std::int64_t n = (c.norm == NormType::layernorm ? 2 : 1) * h + a.num_heads * d_v * h + (a.out_bias ? h : 0);
@@ -48,7 +46,7 @@ std::int64_t pending_gradients(const ModelConfig& c, const StageMemory& st) {
 
 }  // namespace
 
-MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st) {
+MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st, const VisitRun& last_visit) {
   const ModelConfig& c = in.config;
   const MemoryLayout& l = in.r.layout;
   const auto& a = c.attention;
@@ -58,7 +56,7 @@ MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st) {
   const std::int64_t v = c.vocab_size, e = in.r.activation_bytes, pe = in.r.param_bytes;
   const std::int64_t heads = a.num_heads, d_v = a.type == AttentionType::mla ? a.mla.v_head_dim : a.head_dim;
   const MemoryPart& t = st.activations;
-  const MemoryPart& last = st.visits.back().activations;
+  const MemoryPart& last = last_visit.activations;
   const std::int64_t nh = detail::mul(n, h, "activation elements") * e;
   const std::int64_t loss_saved = term(t, "targets") + term(t, "loss_weight");
   const std::int64_t after_loss =
@@ -82,8 +80,8 @@ MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st) {
       e;
   const std::int64_t values = detail::mul(n, heads * d_v, "activation elements") * e;
   const std::int64_t freed = after_loss + term(last, "ffn_norm") + term(last, "ffn") + term(last, "moe") + 2 * values;
-  points.push_back({"attention_backward", core + values + nh + head + pending_gradients(c, st) * pe - freed});
-  const bool moe_last = st.visits.back().moe;
+  points.push_back({"attention_backward", core + values + nh + head + pending_gradients(c, last_visit) * pe - freed});
+  const bool moe_last = last_visit.moe;
   if (moe_last && !(m.router_score == RouterScore::sigmoid && !m.router_bias)) {
     // The weighted sum of the routed experts' outputs: the gradients of the weighted outputs, of the experts'
     // outputs and of their product with the weights, that product's sum over H; less the shared experts (and

@@ -3,27 +3,22 @@
 // times, and 97% of the fit's instructions were here).
 //
 // Runtime dispatch: the library is built for baseline x86-64 (no host
-// sniffing), where exp and log of a whole array run two doubles at a time.
-// GCC compiles the pass once per instruction set (target_clones: AVX-512,
-// AVX2, baseline) and the loader picks the widest the machine has (an ifunc).
-// Its exp and log are glibc's vector functions (libmvec, declared below as
-// OpenMP SIMD functions; the loop is an `omp simd` loop under -fopenmp-simd,
-// no OpenMP run time; -fno-trapping-math lets the AVX2 clone blend the Huber
-// branches, which it otherwise leaves scalar): 8 or 4 lanes instead of 2. libmvec's exp and log are
-// within 4 ulp rather than glibc's scalar 1, and the sums are taken in the
-// order of the lanes: results agree with the baseline build to about 1e-15
-// relative, and a given machine gives the same bits on every run.
+// sniffing). GCC compiles the pass once per instruction set (target_clones:
+// AVX-512, AVX2, baseline) and the loader picks the widest the machine has (an
+// ifunc). Every clone, and a Debug build, computes the same bits: exp and log
+// are exact_exp_log.hpp's (the four basic operations, no fused multiply-add:
+// -ffp-contract=off, src/scaling/CMakeLists.txt), and the sums are taken in 8
+// fixed lanes (run i into lane i mod 8, the lanes added in a fixed order), which
+// a vector of any width computes element for element. Before, libmvec's vector
+// exp and log and an `omp simd` reduction made a fitted law's last digits follow
+// the build type and the CPU.
 #include "scaling/objective.hpp"
 
 #include <cmath>
 
+#include "scaling/exact_exp_log.hpp"
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-// The declarations glibc's <math.h> makes only under -ffast-math (which would
-// also assume finite values: the objective relies on an overflow giving inf).
-extern "C" {
-__attribute__((simd("notinbranch"))) double exp(double) noexcept;
-__attribute__((simd("notinbranch"))) double log(double) noexcept;
-}
 #define SMELT_OBJECTIVE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define SMELT_OBJECTIVE_CLONES
@@ -61,30 +56,48 @@ struct Sums {
 // reject. Huber: r^2 / 2 within delta of zero, delta (|r| - delta / 2) beyond;
 // its derivative is r clamped to [-delta, delta]; d(log L)/d(term) is the
 // term's softmax weight (eu / s, ev / s, 1 / s).
+// One run's terms, added into lane `j` of the sums.
+constexpr std::size_t kLanes = 8;
+struct Lanes {
+  double value[kLanes] = {}, squares[kLanes] = {}, h[kLanes] = {}, hu[kLanes] = {}, hu_size[kLanes] = {},
+         hu_dense[kLanes] = {}, hv[kLanes] = {}, hv_tokens[kLanes] = {};
+};
+template <bool Smelt>
+[[gnu::always_inline]] inline void add_run(Lanes& a, std::size_t j, double size, double dense, double tokens,
+                                           double observed, const Coefficients& c) {
+  const double first = c.u - c.e - c.alpha * size + (Smelt ? c.sparsity * dense : 0.0);
+  const double eu = exact_exp(first), ev = exact_exp(c.v - c.e - c.beta * tokens);
+  const double s = 1 + eu + ev;
+  const double r = c.e + exact_log(s) - observed;
+  const double abs_r = r < 0 ? -r : r;
+  a.value[j] += abs_r <= c.delta ? 0.5 * r * r : c.delta * (abs_r - 0.5 * c.delta);
+  a.squares[j] += r * r;
+  const double w = (r < -c.delta ? -c.delta : (r > c.delta ? c.delta : r)) / s;
+  a.h[j] += w;
+  a.hu[j] += eu * w;
+  a.hu_size[j] += eu * w * size;
+  if constexpr (Smelt) a.hu_dense[j] += eu * w * dense;
+  a.hv[j] += ev * w;
+  a.hv_tokens[j] += ev * w * tokens;
+}
+
+// The lanes of one sum added in a fixed tree order.
+[[gnu::always_inline]] inline double total(const double (&lane)[kLanes]) {
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
 template <bool Smelt>
 [[gnu::always_inline]] inline Sums pass(const LogRuns& data, const Coefficients& c) {
-  const double *size = data.size.data(), *dense = data.dense.data(), *tokens = data.tokens.data();
-  const double* observed = data.log_loss.data();
-  const std::size_t n = data.count();
-  double value = 0, squares = 0, h = 0, hu = 0, hu_size = 0, hu_dense = 0, hv = 0, hv_tokens = 0;
-#pragma omp simd reduction(+ : value, squares, h, hu, hu_size, hu_dense, hv, hv_tokens)
-  for (std::size_t i = 0; i < n; ++i) {
-    const double first = c.u - c.e - c.alpha * size[i] + (Smelt ? c.sparsity * dense[i] : 0.0);
-    const double eu = std::exp(first), ev = std::exp(c.v - c.e - c.beta * tokens[i]);
-    const double s = 1 + eu + ev;
-    const double r = c.e + std::log(s) - observed[i];
-    const double a = std::fabs(r);
-    value += a <= c.delta ? 0.5 * r * r : c.delta * (a - 0.5 * c.delta);
-    squares += r * r;
-    const double w = (r < -c.delta ? -c.delta : (r > c.delta ? c.delta : r)) / s;
-    h += w;
-    hu += eu * w;
-    hu_size += eu * w * size[i];
-    if constexpr (Smelt) hu_dense += eu * w * dense[i];
-    hv += ev * w;
-    hv_tokens += ev * w * tokens[i];
-  }
-  return {value, squares, h, hu, hu_size, hu_dense, hv, hv_tokens};
+  const double *size = data.size.data(), *dense = Smelt ? data.dense.data() : data.size.data();
+  const double *tokens = data.tokens.data(), *observed = data.log_loss.data();
+  const std::size_t n = data.count(), whole = n - n % kLanes;
+  Lanes a;
+  for (std::size_t i = 0; i < whole; i += kLanes)
+    for (std::size_t j = 0; j < kLanes; ++j)
+      add_run<Smelt>(a, j, size[i + j], dense[i + j], tokens[i + j], observed[i + j], c);
+  for (std::size_t i = whole; i < n; ++i) add_run<Smelt>(a, i - whole, size[i], dense[i], tokens[i], observed[i], c);
+  return {total(a.value),   total(a.squares),  total(a.h),  total(a.hu),
+          total(a.hu_size), total(a.hu_dense), total(a.hv), total(a.hv_tokens)};
 }
 
 SMELT_OBJECTIVE_CLONES Sums sums(const LogRuns& data, const Coefficients& c, bool smelt) {
@@ -106,10 +119,10 @@ bool is_log(LawForm form, std::size_t i) { return i <= 1 || i == (form == LawFor
 LogRuns log_runs(const std::vector<Run>& runs, LawForm form) {
   LogRuns data;
   for (const Run& run : runs) {
-    data.size.push_back(std::log(form == LawForm::chinchilla ? run.n : run.f));
+    data.size.push_back(exact_log(form == LawForm::chinchilla ? run.n : run.f));
     if (form == LawForm::smelt) data.dense.push_back(std::log1p(-run.s));
-    data.tokens.push_back(std::log(run.d));
-    data.log_loss.push_back(std::log(run.loss));
+    data.tokens.push_back(exact_log(run.d));
+    data.log_loss.push_back(exact_log(run.loss));
   }
   return data;
 }
@@ -130,14 +143,14 @@ std::size_t parameter_count(LawForm form) { return form == LawForm::chinchilla ?
 std::vector<double> to_params(LawForm form, const std::vector<double>& x) {
   std::vector<double> p(x);
   for (std::size_t i = 0; i < p.size(); ++i)
-    if (is_log(form, i)) p[i] = std::exp(p[i]);
+    if (is_log(form, i)) p[i] = exact_exp(p[i]);
   return p;
 }
 
 std::vector<double> from_params(LawForm form, const std::vector<double>& params) {
   std::vector<double> x(params);
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (is_log(form, i)) x[i] = std::log(x[i]);
+    if (is_log(form, i)) x[i] = exact_log(x[i]);
   return x;
 }
 

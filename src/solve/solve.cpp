@@ -129,10 +129,10 @@ class Search {
     figures_.clear();
     const detail::IndexSpan span = detail::hidden_span(plan_, g);
     std::size_t ih = span.lo;
-    // The binary search's last probe that did not fall short is where the
-    // visit starts: its count at the largest E is reused there.
-    Components probed;
-    std::size_t probed_at = span.hi;
+    // The binary search's probes that did not fall short lie where the visit
+    // passes: their counts at the largest E are reused there, so that no
+    // config is counted twice (MatchResult::evaluated stays within the space).
+    std::vector<std::pair<std::size_t, Components>> probed;  // at most log2 of the hidden sizes
     const i64 e_min = plan_.experts.front(), e_max = plan_.experts.back();
     // The probes count memory and time only where nothing else is matched: otherwise the counted budgets
     // alone (memory and time at their targets) find where the visit starts, and memory and time are counted
@@ -148,18 +148,18 @@ class Search {
           ih = mid + 1;
         } else {
           hi = mid;
-          probed = std::move(c);
-          probed_at = mid;
+          probed.emplace_back(mid, std::move(c));
         }
       }
     }
     const bool one_e = plan_.experts.size() == 1;
     for (; ih < span.hi; ++ih) {
       const i64 h = plan_.hidden[ih];
-      const bool reuse = ih == probed_at;
-      Components c0 = one_e && reuse ? probed : counted(h, e_min, g, w);
+      const auto probe = std::find_if(probed.begin(), probed.end(), [&](const auto& p) { return p.first == ih; });
+      const bool reuse = probe != probed.end();
+      Components c0 = one_e && reuse ? probe->second : counted(h, e_min, g, w);
       if (top_.full() && over(c0)) break;  // and every wider H with it
-      Components c1 = one_e ? c0 : (reuse ? probed : counted(h, e_max, g, w));
+      Components c1 = one_e ? c0 : (reuse ? probe->second : counted(h, e_max, g, w));
       if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
       // Memory and time counted only where the counted budgets leave a candidate that can enter: at the
       // largest E first, since a short size (skipped) is commoner than an over one (which ends the visit).
@@ -383,9 +383,12 @@ class Search {
       step[i] = (c1[i] - c0[i]) / (n - 1);
     }
     if (!affine) {
-      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line);
+      std::map<i64, Components> seen;
+      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line, seen);
       return offer(std::move(best), k, [&](i64 j) {
-        return objective_.score(components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
+        const auto it = seen.find(j);  // counted already, or counted now
+        return objective_.score(
+            it != seen.end() ? it->second : components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
       });
     }
     const auto at = [&](i64 k) {
@@ -433,10 +436,10 @@ class Search {
   // with the smallest bound until no gap can beat the best counted (more
   // experts win ties, as in TopCandidates): exact, and a few counts where the
   // lines and the bounds agree.
-  // Returns the best candidate, scored, and its expert index.
+  // Returns the best candidate, scored, and its expert index; `seen` holds every index it counted.
   std::pair<detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
                                                const Components& c1, const std::vector<i128>& step,
-                                               const std::vector<bool>& line) {
+                                               const std::vector<bool>& line, std::map<i64, Components>& seen) {
     const i64 n = static_cast<i64>(plan_.experts.size());
     const auto line_max = [&](i64 k) {
       Fraction worst{0, 1};
@@ -452,7 +455,7 @@ class Search {
       if (line[i] && step[i] == 0)
         if (const Fraction f = detail::gap(c0[i], goal_[i]); detail::compare(f, fixed) > 0) fixed = f;
     const auto less = [](const Fraction& x, const Fraction& y) { return detail::compare(x, y) < 0; };
-    std::map<i64, Components> counted{{0, c0}, {n - 1, c1}};
+    seen = {{0, c0}, {n - 1, c1}};
     detail::TopCandidates best(plan_, 1);
     const auto offer_k = [&](i64 k, const Components& c) {
       best.offer({objective_.score(c, goal_), h, plan_.experts[static_cast<std::size_t>(k)], g, w});
@@ -461,8 +464,8 @@ class Search {
     if (n > 1) offer_k(n - 1, c1);
     for (;;) {
       std::optional<Fraction> lowest;
-      auto gap = counted.end();
-      for (auto a = counted.begin(), b = std::next(a); b != counted.end(); ++a, ++b) {
+      auto gap = seen.end();
+      for (auto a = seen.begin(), b = std::next(a); b != seen.end(); ++a, ++b) {
         if (b->first == a->first + 1) continue;
         const i64 k = std::clamp(line_best, a->first + 1, b->first - 1);
         Fraction bound = line_max(k);
@@ -476,14 +479,14 @@ class Search {
         }
         if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, gap = a;
       }
-      if (gap == counted.end() || detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
+      if (gap == seen.end() || detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
       // Nor where no candidate left can enter the top list: then the best counted is this (H, g, w)'s best or
       // cannot enter either, as the best cannot.
       if (top_.full() && detail::compare(std::max(*lowest, fixed, less), top_.threshold()) > 0) break;
       const i64 next = count_point(*gap, *std::next(gap), line, line_max);
       const Components c = components(h, plan_.experts[static_cast<std::size_t>(next)], g, w);
       offer_k(next, c);
-      counted.emplace(next, c);
+      seen.emplace(next, c);
     }
     const detail::Found& found = best.sorted().front();
     const auto k = std::lower_bound(plan_.experts.begin(), plan_.experts.end(), found.experts) - plan_.experts.begin();

@@ -16,6 +16,7 @@
 #include "solve/knob_range.hpp"
 #include "solve/memory_budget.hpp"
 #include "solve/time_budget.hpp"
+#include "time/step_time.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 
@@ -53,6 +54,8 @@ void check_scalars(const SearchSpace& space, const MatchOptions& options, Violat
     errors.add("MatchOptions::tolerance_pct", tolerance, fmt::format("must be at most {}", tolerance_row.hi));
   if (options.match.empty())
     errors.add("MatchOptions::match", "\"\"", "must name at least one of flops, params, kv, memory, time");
+  // Checked here, not only where a time is predicted: a bad option must not become a figure's note.
+  time_detail::check_options(options.time_options, errors);
   const auto& limit_row = option_row<MatchOptions>("time_limit");
   if (!within(limit_row, options.time_limit))
     errors.add("MatchOptions::time_limit", fmt::format("{}", options.time_limit),

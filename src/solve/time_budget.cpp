@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "smelt/checked_config.hpp"
 #include "smelt/error.hpp"
 #include "smelt/time.hpp"
@@ -15,11 +17,16 @@ bool time_in_search(const MatchOptions& o) {
   return o.time_limit > 0 || std::find(o.match.begin(), o.match.end(), Budget::time) != o.match.end();
 }
 
+// A time that is not a finite number (overflow_error, time/roofline.cpp) is the spec's or the sizes' fault, not a
+// layout that cannot shard the config: it is raised, never taken for "no figure" (a candidate without one would
+// keep the target's time and match it exactly).
 TimeFigure time_figure(const ModelConfig& config, const HardwareSpec& hardware, const MatchOptions& o) {
   try {
     // A candidate of a checked Baseline, or the Baseline itself: valid configs, not validated again.
     const TimeReport r = step_time(checked_as_read(config), o.memory_layout, hardware, o.time_options);
     return {r.training_seconds_per_token, r.decode_seconds_per_token, {}};
+  } catch (const overflow_error&) {
+    throw;
   } catch (const config_error& e) {
     return {std::nullopt, std::nullopt, joined(e)};
   }
@@ -27,17 +34,32 @@ TimeFigure time_figure(const ModelConfig& config, const HardwareSpec& hardware, 
 
 std::optional<i128> training_attoseconds(const ModelConfig& config, const HardwareSpec& hardware,
                                          const MatchOptions& o) {
+  double seconds = 0;
   try {
-    return attoseconds(time_detail::training_seconds_per_token(config, o.memory_layout, hardware, o.time_options));
+    seconds = time_detail::training_seconds_per_token(config, o.memory_layout, hardware, o.time_options);
+  } catch (const overflow_error&) {
+    throw;
   } catch (const config_error&) {
     return std::nullopt;
   }
+  return attoseconds(seconds);
 }
 
-i128 attoseconds(double seconds) { return static_cast<i128>(std::round(seconds * 1e18)); }
+// NaN and infinity compare false with everything, and their cast to an integer is undefined: once, every NaN time
+// became the same integer, so a candidate matched a NaN target to 0.000%.
+i128 attoseconds(double seconds) {
+  constexpr double kMaxSeconds = 1e20;  // 1e38 attoseconds: within 128-bit integers (1.7e38)
+  if (!(seconds > 0 && seconds < kMaxSeconds))
+    throw overflow_error(
+        Violation("training seconds per token", fmt::format("{}", seconds),
+                  fmt::format("must be a positive number below {} to compare in attoseconds", kMaxSeconds)));
+  return static_cast<i128>(std::round(seconds * 1e18));
+}
 
 i128 time_ceiling(const MatchOptions& o, i128 baseline) {
-  return static_cast<i128>(std::floor(o.time_limit * static_cast<double>(baseline)));
+  const double ceiling = std::floor(o.time_limit * static_cast<double>(baseline));
+  // attoseconds() keeps every time below 1e38, within 128 bits: a larger ceiling admits them all.
+  return static_cast<i128>(std::min(ceiling, 1e38));
 }
 
 }  // namespace smelt::detail

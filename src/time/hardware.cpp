@@ -20,6 +20,7 @@ namespace smelt {
 namespace {
 
 constexpr std::string_view kSchema = "smelt-hardware/1";
+constexpr double kMinEfficiency = 1e-4;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -41,10 +42,13 @@ double latency(detail::JsonObject& o, std::string_view key) {
   return v;
 }
 
-// A fraction in (0, 1].
+// An efficiency: a fraction in [1e-4, 1]. Any positive double was once allowed, and 5e-324 (the smallest) made a
+// memory time of bytes / (bandwidth x 5e-324) infinite; no device reaches less than a ten-thousandth of its
+// data sheet, and above it every time stays finite (docs/time.md, "Hardware").
 double fraction(detail::JsonObject& o, std::string_view key) {
   const double v = o.number(key);
-  if (o.has(key) && !(v > 0 && v <= 1)) o.violation(key, fmt::format("{}", v), "must be a fraction in (0, 1]");
+  if (o.has(key) && !(v >= kMinEfficiency && v <= 1))
+    o.violation(key, fmt::format("{}", v), fmt::format("must be a fraction in [{}, 1]", kMinEfficiency));
   return v;
 }
 
@@ -140,8 +144,10 @@ HardwareSpec hardware_spec(std::string_view name_or_file) {
   const std::string name = lower(name_or_file);
   for (const auto& s : time_detail::shipped_specs())
     if (s.name == name) return parse_hardware_spec(s.json, fmt::format("data/hardware/{}.json", s.name));
+  // Any file that exists is read as a config is: a pipe (<(...), /dev/stdin) or a FIFO too, and a directory is
+  // read_text_file's io_error ("Is a directory"), not an unknown device.
   std::error_code ec;
-  if (!name_or_file.empty() && std::filesystem::is_regular_file(std::filesystem::path(name_or_file), ec))
+  if (!name_or_file.empty() && std::filesystem::exists(std::filesystem::path(name_or_file), ec))
     return parse_hardware_spec(read_text_file(std::filesystem::path(name_or_file)), name_or_file);
   const std::vector<std::string> names = hardware_names();
   const std::string near = detail::nearest(name, names);

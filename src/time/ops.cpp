@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "count/layer_cost.hpp"
-#include "smelt/schedule.hpp"
+#include "memory/visit_runs.hpp"
 
 namespace smelt::time_detail {
 namespace {
@@ -235,55 +235,48 @@ Op gemm(std::string_view name, i64 m, i64 n, i64 k, double act_bytes, double wei
   return op;
 }
 
-std::vector<Op> forward_ops(const OpContext& x, const std::vector<i64>& layers, bool first, bool last) {
+std::vector<VisitKind> visit_kinds(const OpContext& x, const std::vector<i64>& layers) {
+  const MemoryLayout& l = x.r.layout;
+  memory_detail::StageVisitOptions options;
+  // Full recompute: the first recompute_layers visits of the stage (all when 0) run forward again. Truncated
+  // backprop: a span's passes before its last backprop_passes run without gradients. Neither in decode.
+  if (!x.decode && l.recompute == Recompute::full)
+    options.recomputed = l.recompute_layers > 0 ? l.recompute_layers : memory_detail::StageVisitOptions::kAll;
+  options.truncated_backprop = !x.decode;
+  std::vector<VisitKind> kinds;
+  for (const memory_detail::StageVisitRun& run :
+       memory_detail::stage_visit_runs(x.c, x.schedule, layers.front(), layers.back(), options)) {
+    const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const VisitKind& k) {
+      return k.moe == run.moe && k.attention == run.attention && k.recomputed == run.recomputed &&
+             k.no_grad == run.no_grad;
+    });
+    if (same != kinds.end())
+      same->visits += run.visits();
+    else
+      kinds.push_back({run.moe, run.attention, run.recomputed, run.no_grad, run.first, run.first_pass, run.visits()});
+  }
+  return kinds;
+}
+
+std::vector<Op> forward_ops(const OpContext& x, const std::vector<VisitKind>& kinds, bool first, bool last) {
   Builder b{x, {}};
-  const std::vector<LayerVisit> visits = schedule(x.c).visits();
   b.ops.reserve(64 + 32 * static_cast<std::size_t>(x.c.mtp_modules));
   const i64 n = x.tokens, h = x.c.hidden_size;
   if (first) b.add(elementwise("embedding", dbl(n) * dbl(h) * (b.e() + b.w())));
-  // A visit's ops depend on its layer only through the layer's kind (MoE or dense, attention kind) and, in
-  // training, whether the layout recomputes it: built once per kind, their rows run once more for every other
-  // visit of that kind (Op::times).
+  // Each kind's ops built once, at its first visit; its rows run once for every visit of that kind (Op::times).
   const MemoryLayout& l = x.r.layout;
-  struct Kind {
-    bool moe;
-    LayerAttention attention;
-    bool recomputed;
-    bool no_grad;
-    std::size_t from, to;  // its first visit's ops in b.ops
-  };
-  std::vector<Kind> kinds;
-  i64 ordinal = 0;  // visits of this stage so far, in the schedule's order
-  for (const LayerVisit& v : visits) {
-    if (v.layer < layers.front() || v.layer > layers.back()) continue;
-    ++ordinal;
-    const bool moe = x.c.is_moe_layer(v.layer);
-    const LayerAttention attention = x.c.attention_at(v.layer);
-    // Full recompute: the first recompute_layers visits of the stage (all when 0) run forward again.
-    const bool recomputed =
-        !x.decode && l.recompute == Recompute::full && (l.recompute_layers == 0 || ordinal <= l.recompute_layers);
-    // Truncated backprop: a span's passes before its last backprop_passes run without gradients.
-    const LoopConfig* span = x.c.loop_of(v.layer);
-    const bool no_grad =
-        !x.decode && span != nullptr && span->backprop_passes > 0 && v.visit < span->count - span->backprop_passes;
-    const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& k) {
-      return k.moe == moe && k.attention == attention && k.recomputed == recomputed && k.no_grad == no_grad;
-    });
-    if (same != kinds.end()) {
-      for (std::size_t i = same->from; i < same->to; ++i) ++b.ops[i].times;
-      continue;
-    }
-    b.layer = v.layer + 1, b.visit = v.visit + 1;
+  for (const VisitKind& k : kinds) {
+    b.layer = k.layer + 1, b.visit = k.visit + 1;
     const std::size_t from = b.ops.size();
-    b.visit_ops(v.layer);
+    b.visit_ops(k.layer);
     // Selective recompute: the attention cores alone.
     for (std::size_t i = from; i < b.ops.size(); ++i) {
-      b.ops[i].no_grad = no_grad;
+      b.ops[i].times = k.visits;
+      b.ops[i].no_grad = k.no_grad;
       b.ops[i].recomputed =
-          !no_grad &&
-          (recomputed || (!x.decode && l.recompute == Recompute::selective && b.ops[i].kind == OpKind::attention));
+          !k.no_grad &&
+          (k.recomputed || (!x.decode && l.recompute == Recompute::selective && b.ops[i].kind == OpKind::attention));
     }
-    kinds.push_back({moe, attention, recomputed, no_grad, from, b.ops.size()});
   }
   b.layer = b.visit = 0;
   if (last) {

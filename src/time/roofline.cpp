@@ -1,6 +1,14 @@
 #include "time/roofline.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "smelt/error.hpp"
+#include "smelt/excerpt.hpp"
 
 namespace smelt::time_detail {
 namespace {
@@ -25,6 +33,44 @@ double collective_seconds(const Op& op, const HardwareSpec& hw) {
   }
 }
 
+// The spec's numbers an op's time divides by, as "field = value" (a rate with its efficiency).
+std::string inputs_of(const Op& op, const HardwareSpec& hw, Dtype dtype) {
+  if (op.kind == OpKind::collective) {
+    const bool in_node = op.n <= hw.devices_per_node;
+    return in_node
+               ? fmt::format("link_bandwidth = {}, link_latency = {}", hw.link_bandwidth, hw.link_latency)
+               : fmt::format("network_bandwidth = {}, network_latency = {}", hw.network_bandwidth, hw.network_latency);
+  }
+  const std::string memory =
+      fmt::format("memory_bandwidth = {:.4g} x memory_efficiency = {}", hw.memory_bandwidth, hw.memory_efficiency);
+  const std::string peak = fmt::format(
+      "peak_flops_{} = {:.4g}", to_string(dtype == Dtype::automatic ? Dtype::bf16 : dtype), hw.peak_flops(dtype));
+  if ((op.kind == OpKind::gemm || op.kind == OpKind::grouped_gemm) && hw.gemm_table)
+    return fmt::format("the calibration's rate {:.4g} at this shape, {}", hw.gemm_table->rate(op.m, op.n, op.k),
+                       memory);
+  if (op.kind == OpKind::gemm || op.kind == OpKind::grouped_gemm)
+    return fmt::format("{} x gemm_efficiency = {} (gemm_half_size = {}), {}", peak, hw.gemm_efficiency,
+                       hw.gemm_half_size, memory);
+  if (op.kind == OpKind::attention)
+    return fmt::format("{} x attention_efficiency = {}, {}", peak, hw.attention_efficiency, memory);
+  return memory;
+}
+
+// Every time the model computes is finite and not negative: NaN and infinity compare false with everything, so one
+// that went on would pass any limit and match any target (the solver compares times as integers).
+void check_finite(const Op& op, const HardwareSpec& hw, Dtype dtype) {
+  if (op.seconds >= 0 && op.seconds <= std::numeric_limits<double>::max()) return;
+  const std::string shape = op.kind == OpKind::gemm || op.kind == OpKind::grouped_gemm
+                                ? fmt::format(" {} x {} x {}{}", op.m, op.n, op.k,
+                                              op.groups > 1 ? fmt::format(" in {} groups", op.groups) : "")
+                                : "";
+  throw overflow_error(
+      fmt::format("the time of op {} ({}{}, {:.4g} FLOPs, {:.4g} bytes) on {} is {} s, not a finite "
+                  "time: {}",
+                  op.name, to_string(op.kind), shape, op.flops, op.bytes, detail::name_excerpt(hw.name), op.seconds,
+                  inputs_of(op, hw, dtype)));
+}
+
 }  // namespace
 
 double gemm_efficiency(const HardwareSpec& hw, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -37,6 +83,7 @@ void put_time(Op& op, const HardwareSpec& hw, Dtype dtype) {
   if (op.kind == OpKind::collective) {
     op.seconds = collective_seconds(op, hw);
     op.bound = Bound::communication;
+    check_finite(op, hw, dtype);
     return;
   }
   if (op.kind == OpKind::bubble) {
@@ -59,6 +106,7 @@ void put_time(Op& op, const HardwareSpec& hw, Dtype dtype) {
   op.bound = hw.op_overhead > std::max(compute, memory) ? Bound::overhead
              : compute >= memory                        ? Bound::compute
                                                         : Bound::memory;
+  check_finite(op, hw, dtype);
 }
 
 }  // namespace smelt::time_detail

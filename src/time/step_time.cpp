@@ -4,16 +4,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <new>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "memory/model_state.hpp"
 #include "memory/resolved_layout.hpp"
 #include "smelt/count.hpp"
+#include "smelt/schedule.hpp"
 #include "time/ops.hpp"
 #include "time/roofline.hpp"
 #include "time/step_time.hpp"
+#include "util/checked.hpp"
 #include "util/enum_names.hpp"
+#include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 
 namespace smelt {
@@ -71,20 +79,37 @@ Op step_collective(std::string_view name, double bytes, i64 ranks, i64 span) {
   return op;
 }
 
+// What decides a stage's ops up to their layer numbers: its kinds of visit with their visits, and whether it is
+// the first or the last. Stages alike in these take the same time (a pipeline of 65,536 one-layer stages has three
+// such shapes), so each shape is timed once.
+std::vector<i64> stage_shape(const std::vector<time_detail::VisitKind>& kinds, bool first, bool last) {
+  std::vector<i64> out{first ? 1 : 0, last ? 1 : 0};
+  for (const time_detail::VisitKind& k : kinds)
+    out.insert(out.end(),
+               {k.moe ? 1 : 0, static_cast<i64>(k.attention), k.recomputed ? 1 : 0, k.no_grad ? 1 : 0, k.visits});
+  return out;
+}
+
 // The training step: the most loaded stage's micro-batches, the pipeline's bubble, the gradients' reduction
 // and the optimizer's update.
 StepTime training_step(const ModelConfig& c, const CostReport& cost, const memory_detail::ResolvedLayout& r,
                        const TimeOptions& o, const HardwareSpec& hw, StepTime& forward) {
   const MemoryLayout& l = r.layout;
   const Dtype dtype = l.activation_dtype;
-  const OpContext x{c, r, o, l.micro_batch * l.seq / l.cp};
+  const LayerSchedule plan = schedule(c);
+  const OpContext x{c, r, o, plan, l.micro_batch * l.seq / l.cp};
   const i64 stages = static_cast<i64>(r.stage_layers.size());
   std::vector<Op> worst_fwd, worst_bwd;
   double worst = -1, worst_fwd_s = 0;
   i64 worst_stage = 0;
+  std::set<std::vector<i64>> timed;  // the shapes of the stages timed so far
   for (i64 s = 0; s < stages; ++s) {
-    std::vector<Op> fwd =
-        time_detail::forward_ops(x, r.stage_layers[static_cast<std::size_t>(s)], s == 0, s == stages - 1);
+    const bool first = s == 0, last = s == stages - 1;
+    const std::vector<time_detail::VisitKind> kinds =
+        time_detail::visit_kinds(x, r.stage_layers[static_cast<std::size_t>(s)]);
+    // A stage shaped like one timed before takes its time, which is no more than the worst's.
+    if (!timed.insert(stage_shape(kinds, first, last)).second) continue;
+    std::vector<Op> fwd = time_detail::forward_ops(x, kinds, first, last);
     std::vector<Op> bwd = time_detail::backward_ops(fwd);
     const double f = seconds_of(fwd, hw, dtype), t = f + seconds_of(bwd, hw, dtype);
     if (t > worst) worst = t, worst_fwd_s = f, worst_stage = s, worst_fwd = std::move(fwd), worst_bwd = std::move(bwd);
@@ -164,25 +189,43 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   return step;
 }
 
-// One decode step: every sequence of the batch adds a token; it passes every stage in turn.
+// One decode step: every sequence of the batch adds a token; it passes every stage in turn. Stages of one shape
+// share their rows (and the send after them), each row's `times` counting them all.
 StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& r, const TimeOptions& o,
                      const HardwareSpec& hw) {
   const MemoryLayout& l = r.layout;
   const i64 batch = o.decode_batch > 0 ? o.decode_batch : l.batch;
   const i64 context = o.decode_context > 0 ? o.decode_context : l.context;
-  const OpContext x{c, r, o, batch, true, context};
+  const LayerSchedule plan = schedule(c);
+  const OpContext x{c, r, o, plan, batch, true, context};
   StepTime step;
   const i64 stages = static_cast<i64>(r.stage_layers.size());
+  struct Rows {
+    std::size_t from = 0;
+    std::vector<i64> times;  // one stage's
+  };
+  std::map<std::vector<i64>, Rows> rows;  // each shape's rows in step.ops
   for (i64 s = 0; s < stages; ++s) {
-    std::vector<Op> ops =
-        time_detail::forward_ops(x, r.stage_layers[static_cast<std::size_t>(s)], s == 0, s == stages - 1);
+    const bool first = s == 0, last = s == stages - 1;
+    const std::vector<time_detail::VisitKind> kinds =
+        time_detail::visit_kinds(x, r.stage_layers[static_cast<std::size_t>(s)]);
+    std::vector<i64> shape = stage_shape(kinds, first, last);
+    if (const auto seen = rows.find(shape); seen != rows.end()) {
+      for (std::size_t i = 0; i < seen->second.times.size(); ++i)
+        step.ops[seen->second.from + i].times += seen->second.times[i];
+      continue;
+    }
+    Rows mine{step.ops.size(), {}};
+    const std::vector<Op> ops = time_detail::forward_ops(x, kinds, first, last);
     step.ops.insert(step.ops.end(), ops.begin(), ops.end());
-    if (s + 1 < stages) {
+    if (!last) {
       Op send = step_collective("pp_send", dbl(batch) * dbl(c.hidden_size) * dbl(r.activation_bytes), 2,
                                 2 * l.tp * l.cp * l.dp);
       send.k = 2;
       step.ops.push_back(send);
     }
+    for (std::size_t i = mine.from; i < step.ops.size(); ++i) mine.times.push_back(step.ops[i].times);
+    rows.emplace(std::move(shape), std::move(mine));
   }
   step.tokens = dbl(batch);
   finish(step, hw, l.activation_dtype);
@@ -217,19 +260,9 @@ memory_detail::ResolvedLayout resolve(const ModelConfig& c, const MemoryLayout& 
   return r;
 }
 
-}  // namespace
-
-double time_detail::training_seconds_per_token(const ModelConfig& c, const MemoryLayout& layout, const HardwareSpec& hw,
-                                               const TimeOptions& options) {
-  const memory_detail::ResolvedLayout r = resolve(c, layout, options);
-  StepTime forward;
-  return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, options, hw, forward).seconds_per_token();
-}
-
-TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, const HardwareSpec& hw,
-                     const TimeOptions& options) {
-  const ModelConfig& c = checked;
-  const memory_detail::ResolvedLayout r = resolve(c, layout, options);
+// The report of a resolved layout.
+TimeReport report_of(const ModelConfig& c, const MemoryLayout& layout, const memory_detail::ResolvedLayout& r,
+                     const HardwareSpec& hw, const TimeOptions& options) {
   const MemoryLayout& l = r.layout;
 
   TimeReport report;
@@ -262,6 +295,41 @@ TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, c
     report.assumptions.push_back(fmt::format(
         "{}: the data sheet's peaks and smelt's default efficiencies, not calibrated on the device", hw.name));
   return report;
+}
+
+// Runs `run`, an overflow named by the inputs that size it and an allocation failure by the layout (both the
+// input's fault, exit code 2 in smelt-match).
+template <class Run>
+auto named_failures(const ModelConfig& c, const memory_detail::ResolvedLayout& r, Run&& run) {
+  try {
+    return run();
+  } catch (const detail::overflow& e) {
+    throw overflow_error(memory_detail::overflow_violation(c, r.layout, e.quantity()));
+  } catch (const std::bad_alloc&) {
+    throw config_error(Violation(
+        fmt::format("out of memory: the time report of {} layers over {} stages could not be allocated", c.num_layers,
+                    detail::mention(detail::option_name<MemoryLayout>("pp"), std::to_string(r.layout.pp)))));
+  }
+}
+
+}  // namespace
+
+void time_detail::check_options(const TimeOptions& options, detail::Violations& errors) { check(options, errors); }
+
+double time_detail::training_seconds_per_token(const ModelConfig& c, const MemoryLayout& layout, const HardwareSpec& hw,
+                                               const TimeOptions& options) {
+  const memory_detail::ResolvedLayout r = resolve(c, layout, options);
+  return named_failures(c, r, [&] {
+    StepTime forward;
+    return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, options, hw, forward).seconds_per_token();
+  });
+}
+
+TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, const HardwareSpec& hw,
+                     const TimeOptions& options) {
+  const ModelConfig& c = checked;
+  const memory_detail::ResolvedLayout r = resolve(c, layout, options);
+  return named_failures(c, r, [&] { return report_of(c, layout, r, hw, options); });
 }
 
 }  // namespace smelt

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,13 +30,21 @@ constexpr std::string_view name_of(const EnumNames<E, N>& names, E value) {
   return "?";
 }
 
+// The value spelled `text`, or nullopt: a check that costs no exception.
+template <typename E, std::size_t N>
+constexpr std::optional<E> find_of(const EnumNames<E, N>& names, std::string_view text) {
+  for (const auto& [v, n] : names)
+    if (n == text) return v;
+  return std::nullopt;
+}
+
 // The value spelled `text`; otherwise a config_error whose one violation reads
 // `FIELD = "TEXT": must be one of a, b, c` (the text cut to an excerpt).
 template <typename E, std::size_t N>
 E parse_of(const EnumNames<E, N>& names, std::string_view text, std::string_view field) {
+  if (const auto value = find_of(names, text)) return *value;
   std::string known;
   for (const auto& [v, n] : names) {
-    if (n == text) return v;
     known += known.empty() ? "" : ", ";
     known += n;
   }

@@ -46,3 +46,49 @@ smelt_cli_test(derive.match_memory EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json 
                STDOUT "heads/KV heads/head_dim +4/2/16 +2/1/32.*memory per GPU \\(layout\\) +7.11 MiB +7.10 MiB +-0.165%.*over flops, params, kv, memory: within")
 smelt_cli_test(derive.memory.json EXIT 0 ARGS derive ${SMELT_EX}/tiny-moe.json --json --top 1 --micro-batch 2 --seq 16
                STDOUT "\"memory_bytes\": {\n      \"baseline\": 7454168,")
+
+# Sizes past 64 bits: refused under every convention (exit 2), naming the flags that size the quantity, never a
+# wrapped total (the megatron convention's floats are checked before rounding). derive refuses the Baseline's
+# memory rather than compare a negative total with the limit.
+smelt_cli_test(memory.megatron.overflow EXIT 2
+               ARGS memory ${SMELT_EX}/tiny-moe.json --convention megatron --micro-batch 16777216 --seq 67108864
+               STDOUT_EMPTY
+               STDERR "--micro-batch = 16777216, --seq = 67108864: activation bytes overflow 64-bit integers\n$")
+smelt_cli_test(memory.megatron.overflow.deepseek EXIT 2
+               ARGS memory ${SMELT_EX}/hf/deepseek-v3.json --convention megatron --micro-batch 1024 --seq 1073741824
+               --json STDOUT_EMPTY
+               STDERR "--micro-batch = 1024, --seq = 1073741824: activation bytes overflow 64-bit integers\n$")
+smelt_cli_test(derive.megatron.overflow EXIT 2
+               ARGS derive ${SMELT_EX}/smelt-baseline-12l.json --convention megatron --micro-batch 16777216
+               --seq 67108864 --memory-limit 1B
+               STDOUT_EMPTY
+               STDERR "--micro-batch = 16777216, --seq = 67108864: activation bytes overflow 64-bit integers")
+smelt_cli_test(memory.overflow.training EXIT 2
+               ARGS memory ${SMELT_EX}/hf/deepseek-v3.json --micro-batch 16777216 --seq 1073741824 STDOUT_EMPTY
+               STDERR "--micro-batch = 16777216, --seq = 1073741824: activation [a-z]+ overflow 64-bit integers\n$")
+smelt_cli_test(memory.overflow.inference EXIT 2
+               ARGS memory ${SMELT_EX}/hf/deepseek-v3.json --inference --batch 16777216 --context 1073741824
+               STDOUT_EMPTY
+               STDERR "--batch = 16777216, --context = 1073741824: KV cache bytes overflow 64-bit integers\n$")
+# The expert grid names the size that breaks it: etp alone, or ep and etp together.
+smelt_cli_test(memory.etp_grid EXIT 2 ARGS memory ${SMELT_EX}/tiny-moe.json --etp 2 STDOUT_EMPTY
+               STDERR "--etp = 2: ep x etp \\(2\\) must divide tp x cp x dp \\(1\\)")
+smelt_cli_test(memory.ep_etp_grid EXIT 2 ARGS memory ${SMELT_EX}/tiny-moe.json --ep 2 --etp 2 --dp 2 STDOUT_EMPTY
+               STDERR "--ep = 2, --etp = 2: ep x etp \\(4\\) must divide tp x cp x dp \\(2\\)")
+
+# Hostile depths (tests/data/hostile): 4,096 layers looped 1,024 times (a 571-byte file) are one run of visits, and
+# 65,536 one-layer stages cost their stages, not stages x visits: reports in well under a second (Release).
+set(SMELT_MEMORY_HOSTILE ${CMAKE_CURRENT_SOURCE_DIR}/data/hostile)
+smelt_cli_test(memory.hostile.4M_visits EXIT 0
+               ARGS memory ${SMELT_MEMORY_HOSTILE}/memory-4M-visits.json --micro-batch 2 --seq 16
+               STDOUT "  4194304 layer visits in 1 run\\(s\\), 1 micro-batch chunk\\(s\\) in flight, [^\n]+\n    layers 1-4096, visits 1-1024 \\(4194304 visits\\): dense, full attention, 154.50 KiB each\n")
+smelt_cli_test(memory.hostile.4M_visits.json EXIT 0
+               ARGS memory ${SMELT_MEMORY_HOSTILE}/memory-4M-visits.json --micro-batch 2 --seq 16 --json
+               STDOUT "\"layer_visits\": 4194304,\n    \"visit_runs\": \\[\n      {\n        \"first_layer\": 1,\n        \"last_layer\": 4096,\n        \"step\": 1,\n        \"first_visit\": 1,\n        \"last_visit\": 1024,\n        \"count\": 4194304,")
+smelt_cli_test(memory.hostile.65536_stages EXIT 0 ARGS memory ${SMELT_MEMORY_HOSTILE}/dense-65536.json --pp 65536
+               STDOUT "most loaded rank: pipeline stage 1 of 65536 \\(layers 1-1\\)\n.*per stage: 65536 stages, from [^\n]+ \\(--json lists each\\)\n")
+smelt_cli_test(time.hostile.65536_stages EXIT 0
+               ARGS time ${SMELT_MEMORY_HOSTILE}/dense-65536.json --hardware h100 --pp 65536
+               STDOUT "pp 65536, .*training step: ")
+set_tests_properties(cli.memory.hostile.4M_visits cli.memory.hostile.4M_visits.json cli.memory.hostile.65536_stages
+                     cli.time.hostile.65536_stages PROPERTIES TIMEOUT 60)

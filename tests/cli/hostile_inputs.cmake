@@ -33,6 +33,15 @@ file(WRITE ${DIR}/long-key.json "${long_key}")
 string(REPEAT "0," 4194301 zeros)
 file(WRITE ${DIR}/many.json "{\"schema_version\":1,\"x\":[${zeros}0]}\n")
 
+# 4,000,000 bad words in attention.pattern and as many in a loop's lora_targets (24 MB each): the first 100
+# are listed, the rest only counted, so that reading takes about a second, not half a minute.
+string(REPEAT "\"bad\"," 3999999 words)
+string(REPLACE "\"pattern\": [\n      \"full\"\n    ]" "\"pattern\": [${words}\"bad\"]" many_words "${example}")
+file(WRITE ${DIR}/many-words.json "${many_words}")
+string(REPLACE "\"residual_scale\": 0.5" "\"residual_scale\": 0.5, \"lora_rank\": 4, \"lora_targets\": [${words}\"bad\"]"
+       many_targets "${example}")
+file(WRITE ${DIR}/many-targets.json "${many_targets}")
+
 # The header's field and 4194304 more: one CSV field over the same limit.
 string(REPEAT "1\n" 4194304 ones)
 file(WRITE ${DIR}/many.csv "N\n${ones}")

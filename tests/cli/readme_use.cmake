@@ -1,4 +1,4 @@
-# Runs every `smelt-match ...` line of README.md's "## Use" block, in order, as
+# Runs every `smelt-match ...` line (and makes the folder of a `mkdir -p DIR` line) of README.md's "## Use" block, in order, as
 # written (the comment after '#' dropped), in a scratch directory that holds the
 # repository's examples/, with the built binary; each must exit 0.
 #   cmake -DREADME=<README.md> -DSOURCE_DIR=<repo> -DBINARY=<smelt-match> -DWORK_DIR=<scratch> -P readme_use.cmake
@@ -22,6 +22,11 @@ file(CREATE_LINK "${SOURCE_DIR}/examples" "${WORK_DIR}/examples" SYMBOLIC)
 string(REPLACE "\n" ";" lines "${block}")
 set(count 0)
 foreach(line IN LISTS lines)
+  # The scratch folder the lines write into (a `mkdir -p DIR` line).
+  if(line MATCHES "^mkdir -p ([^ ]+)$")
+    file(MAKE_DIRECTORY "${WORK_DIR}/${CMAKE_MATCH_1}")
+    continue()
+  endif()
   if(NOT line MATCHES "^smelt-match ")
     continue()
   endif()

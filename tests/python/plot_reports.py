@@ -42,6 +42,16 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.fixture(autouse=True)
+def empty_working_directory(tmp_path_factory, monkeypatch) -> Path:
+    """Each test, and the commands it runs, in an empty folder of its own: a report names its law files relative to
+    the working directory first (smelt.plot._laws.resolve), so a stray laws.json where pytest was started (the
+    README's fit line leaves one in the repository's root) must not be read in place of the report's."""
+    folder = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(folder)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def derive_report() -> dict:
     # Two contexts, so that the plot has one panel per context and FLOPs and KV differ between them.

@@ -108,6 +108,42 @@ def test_numpy_scalars_are_numbers_and_unencodable_values_are_named() -> None:
     assert str(e.value) == "derive(): hidden = {1, 2}: must be a number, string, list or bool"
 
 
+def test_a_numpy_bool_is_refused_as_true_is_never_read_as_one() -> None:
+    np = pytest.importorskip("numpy")
+    for flag in (True, np.True_):
+        with pytest.raises(smelt.ConfigError) as e:
+            smelt.time(TINY, "h100", imbalance=flag)
+        assert str(e.value) == "TimeOptions::imbalance = true: must be a number"
+        with pytest.raises(smelt.ConfigError) as e:
+            smelt.memory(TINY, tp=flag)
+        assert str(e.value) == "MemoryLayout::tp = true: must be an integer"
+        with pytest.raises(smelt.ConfigError) as e:
+            smelt.derive(TINY, loops=[2, flag])
+        assert str(e.value) == "LoopRecipe::loops = [2,true]: must be an integer"
+    # numpy's bool is a flag where a flag is wanted
+    assert smelt.memory(TINY, sequence_parallel=np.True_, tp=2).layout.sequence_parallel is True
+
+
+def test_count_reads_none_as_the_default_and_names_a_wrong_type() -> None:
+    np = pytest.importorskip("numpy")
+    assert smelt.count(TINY, convention=None).to_json() == smelt.count(TINY).to_json()
+    assert smelt.count(TINY, context=None).to_json() == smelt.count(TINY).to_json()
+    assert smelt.count(TINY, context=np.int64(8)).to_json() == smelt.count(TINY, context=8).to_json()
+    assert smelt.count(TINY, elementwise=np.True_).to_json() == smelt.count(TINY, elementwise=True).to_json()
+    bad = [
+        ({"convention": 5}, "count(): convention = 5: must be a string"),
+        ({"context": True}, "count(): context = True: must be an integer"),
+        ({"context": np.True_}, "count(): context = True: must be an integer"),
+        ({"context": 8.0}, "count(): context = 8.0: must be an integer"),
+        ({"elementwise": "yes"}, "count(): elementwise = 'yes': must be True or False"),
+        ({"every_layer": 1}, "count(): every_layer = 1: must be True or False"),
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(smelt.ConfigError) as e:
+            smelt.count(TINY, **kwargs)
+        assert str(e.value) == message, kwargs
+
+
 def test_a_hostile_dict_is_refused_not_crashed() -> None:
     deep: dict = {}
     node = deep

@@ -20,6 +20,7 @@ import smelt  # noqa: E402
 
 frontier_files = plot_reports.frontier_files
 looped_count = plot_reports.looped_count
+empty_working_directory = plot_reports.empty_working_directory  # autouse: no test reads the folder pytest runs in
 
 # The input limit of src/util (kMaxInputBytes): 64 MiB.
 LIMIT = "the 64 MiB (67108864 bytes) input limit"
@@ -122,3 +123,20 @@ def test_export_hf_reads_its_config_once_through_the_bounded_reader(tmp_path: Pa
     with pytest.raises(smelt.ConfigError) as e:
         smelt.export_hf(path)
     assert str(e.value).startswith(f"while reading config '{path}':\n  {path}:1:")
+
+
+HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile"
+
+
+def test_memory_of_4096_layers_looped_1024_times_is_one_run_of_visits() -> None:
+    """tests/data/hostile/memory-4M-visits.json (571 bytes): 4,194,304 layer visits, one run of them, a report of a
+    few KB (one row per visit took gigabytes and aborted the interpreter under a 4 GiB limit). tiny-moe's dense
+    visit at 2 x 16 tokens in fp32 keeps 158,208 bytes; the embedding, final norm, head and loss 153,236."""
+    report = smelt.memory(str(HOSTILE / "memory-4M-visits.json"), micro_batch=2, seq=16)
+    rank = report.to_dict()["worst_rank"]
+    assert rank["layer_visits"] == 4_194_304
+    [run] = rank["visit_runs"]
+    assert (run["first_layer"], run["last_layer"], run["first_visit"], run["last_visit"]) == (1, 4096, 1, 1024)
+    assert run["count"] == 4_194_304
+    assert rank["activations"]["total"] == 4_194_304 * 158_208 + 153_236
+    assert len(report.to_json()) < 8192

@@ -20,6 +20,7 @@ from smelt import plot  # noqa: E402
 derive_report = plot_reports.derive_report
 frontier_files = plot_reports.frontier_files
 looped_count = plot_reports.looped_count
+empty_working_directory = plot_reports.empty_working_directory  # autouse: no test reads the folder pytest runs in
 
 
 def test_mismatch_bars_are_the_reports_mismatches_per_candidate_and_context(derive_report):

@@ -22,6 +22,7 @@ from smelt import plot  # noqa: E402
 derive_report = plot_reports.derive_report
 frontier_files = plot_reports.frontier_files
 looped_count = plot_reports.looped_count
+empty_working_directory = plot_reports.empty_working_directory  # autouse: no test reads the folder pytest runs in
 
 
 def test_the_command_writes_each_kind(tmp_path, derive_report, frontier_files, looped_count):

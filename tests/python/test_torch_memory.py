@@ -76,12 +76,28 @@ def _variants() -> list[tuple[str, dict]]:
 CASES = [(p.stem, _small(p)) for p in EXAMPLES] + _variants()
 
 
-def _parts(report: dict, cfg: dict) -> dict[str, int]:
+def _visit_terms(rank: dict, schedule: list) -> list[dict[str, int]]:
+    """Each layer visit's activation terms, in the order the model runs them, from the rank's runs of visits: a
+    visit (layer, pass) lies in the run of layers first_layer, first_layer + step, ..., last_layer on passes
+    first_visit..last_visit (1-based)."""
+    runs = rank["visit_runs"]
+    passes: dict[int, int] = {}
+    out = []
+    for i, _ in schedule:
+        passes[i] = passes.get(i, 0) + 1
+        layer, visit = i + 1, passes[i]
+        [run] = [r for r in runs if r["first_layer"] <= layer <= r["last_layer"]
+                 and (layer - r["first_layer"]) % r["step"] == 0 and r["first_visit"] <= visit <= r["last_visit"]]
+        out.append(run["activations"]["terms"])
+    assert len(out) == rank["layer_visits"] == sum(r["count"] for r in runs)
+    return out
+
+
+def _parts(report: dict, cfg: dict, schedule: list) -> dict[str, int]:
     """smelt's terms under the probe's part names (bench/memory_probe.py)."""
     rank = report["worst_rank"]
     out: dict[str, int] = {}
-    for i, v in enumerate(rank["visits"]):
-        t = v["activations"]["terms"]
+    for i, t in enumerate(_visit_terms(rank, schedule)):
         out[f"visit{i}.attn_norm"] = t.get("attention_norm", 0)
         out[f"visit{i}.attn"] = t.get("attention", 0)
         out[f"visit{i}.ffn_norm"] = t.get("ffn_norm", 0)
@@ -134,7 +150,7 @@ def test_saved_activations_equal_smelt_byte_for_byte(name: str, cfg: dict) -> No
         report = smelt.memory(cfg, micro_batch=BATCH, seq=SEQ, param_dtype=word).to_dict()
         model.to(getattr(torch, dtype))
         _, by_part, _ = probe._saved(model, tokens)
-        assert _parts(report, cfg) == _measured(by_part, cfg, dtype), dtype
+        assert _parts(report, cfg, model.schedule) == _measured(by_part, cfg, dtype), dtype
         assert report["worst_rank"]["activations"]["total"] == sum(by_part.values()), dtype
 
 
@@ -187,7 +203,7 @@ def test_saved_activations_under_recompute_equal_smelt(name: str, recompute: str
                               recompute_layers=layers).to_dict()
         model.to(getattr(torch, dtype))
         _, by_part, _ = probe._saved(model, tokens)
-        assert _parts(report, cfg) == _measured(by_part, cfg, dtype), dtype
+        assert _parts(report, cfg, model.schedule) == _measured(by_part, cfg, dtype), dtype
         assert report["worst_rank"]["activations"]["total"] == sum(by_part.values()), dtype
 
 

@@ -8,7 +8,10 @@ eager and sdpa attention, and ``from_family`` to start from a released checkpoin
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
+import tempfile
 from typing import Any
 
 import smelt
@@ -38,15 +41,30 @@ def save(config: Any, directory: str | os.PathLike, with_code: bool = False) -> 
     """Write ``directory``/config.json for ``config`` (any config smelt reads) and return its path: the bytes of
     ``smelt-match export CONFIG --to hf --family smelt``. ``with_code``: also the modeling files and an ``auto_map``
     in config.json, so that ``from_pretrained(directory, trust_remote_code=True)`` builds the model without smelt
-    installed (torch and transformers only). Nothing is written when the config is refused."""
+    installed (torch and transformers only). Nothing is written when the config is refused.
+
+    Every file is written first into a new folder of a unique name, created exclusively inside ``directory``, and
+    only then renamed onto its place, config.json last: a failure while writing leaves ``directory`` as it was,
+    and no file already there (a ``config.json.tmp``, a link) is written through. A link named like one of the
+    files is replaced by the file, its target untouched; a directory named like one is refused."""
     text = smelt.export_hf(config, family="smelt")
     code = _code.files() if with_code else {}
     if with_code:
         text = _code.with_auto_map(text)
-    os.makedirs(directory, exist_ok=True)
-    for name, body in [*code.items(), ("config.json", text)]:
-        path = os.path.join(os.fspath(directory), name)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            f.write(body)
-        os.replace(path + ".tmp", path)
-    return os.path.join(os.fspath(directory), "config.json")
+    folder = os.fspath(directory)
+    files = [*code.items(), ("config.json", text)]  # config.json, which names the code, replaced last
+    for name, _ in files:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    os.makedirs(folder, exist_ok=True)
+    staging = tempfile.mkdtemp(dir=folder, prefix=".smelt-save-")
+    try:
+        for name, body in files:  # mode 0666 less the umask, as open() makes any file
+            with open(os.path.join(staging, name), "x", encoding="utf-8") as f:
+                f.write(body)
+        for name, _ in files:
+            os.replace(os.path.join(staging, name), os.path.join(folder, name))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return os.path.join(folder, "config.json")

@@ -18,7 +18,7 @@ TORCH_MODULES = (
     "_args", "_attention", "_cache", "_common", "_hf_weights", "_lora", "_mla", "_moe", "_mtp", "_reference",
 )
 HF_MODULES = {"_config": "configuration_smelt", "_model": "modeling_smelt", "_cache": "smelt_hf_cache",
-              "_loss": "smelt_hf_loss"}
+              "_loss": "smelt_hf_loss", "_native": "smelt_hf_native", "_checkpoint": "smelt_hf_checkpoint"}
 AUTO_MAP = {"AutoConfig": "configuration_smelt.SmeltConfig", "AutoModelForCausalLM": "modeling_smelt.SmeltForCausalLM"}
 
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any
 
 from transformers import PreTrainedConfig
+
+from ..torch._args import MAX_SEED, _Refused
+from ._native import NativeConfigError
+from ._native import read as read_native
 
 try:  # smelt's reader checks the native config; a checkpoint's own copy of this code runs without smelt
     import smelt
@@ -58,7 +64,7 @@ class SmeltConfig(PreTrainedConfig):
                 setattr(self, key, value)
         self.smelt = smelt
         self.routing = _routing(routing)
-        self.init_seed = init_seed
+        self.init_seed = _seed(init_seed)
         self.router_aux_loss_coef = router_aux_loss_coef
         self.mtp_loss_weight = mtp_loss_weight
         self.use_cache = use_cache
@@ -68,15 +74,19 @@ class SmeltConfig(PreTrainedConfig):
 def _checked(native: Any, copies: dict) -> dict:
     """The native config as smelt reads it (a ConfigError names each bad field as ``smelt.<field>``, a copy that
     differs by its transformers name), in smelt's canonical form."""
-    if smelt is None:  # without smelt (a checkpoint's own code): the dict as written, the copies compared
-        if not isinstance(native, dict):
-            raise ValueError(f"smelt = {type(native).__name__}: must be a native smelt config (a dict)")
+    if smelt is None:  # without smelt (a checkpoint's own code): smelt's rules in pure Python (_native.py)
+        try:
+            native = read_native(native, "smelt")
+        except NativeConfigError as e:
+            raise _Refused(str(e), e.violations) from None
         for key, value in copies.items():
             mine: Any = native
             for part in MIRRORS[key]:
                 mine = mine[part]
-            if value != mine:
-                raise ValueError(f"{key} = {value!r}: must equal smelt.{'.'.join(MIRRORS[key])} ({mine!r})")
+            if value != mine or isinstance(value, bool) != isinstance(mine, bool):
+                rule = f"must equal smelt.{'.'.join(MIRRORS[key])} ({_json(mine)}): the native config is the model, " \
+                    "this a copy"
+                raise _Refused(f"{key} = {_json(value)}: {rule}", [(key, _json(value), rule)])
         return native
     if isinstance(native, smelt.Config):
         native = native.to_dict()
@@ -86,19 +96,54 @@ def _checked(native: Any, copies: dict) -> dict:
     return smelt.read_config(wrapped, source="config.json").to_dict()
 
 
+def _refuse(field: str, value: Any, rule: str) -> None:
+    shown = repr(value)[:60]
+    raise _Refused(f"{field} = {shown}: {rule}", [(field, shown, rule)])
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy's too, which is no int
+
+
+def _seed(value: Any) -> int:
+    """init_seed: an integer in [0, 2^63), torch.Generator.manual_seed's range (a bool is refused)."""
+    try:
+        seed = None if _is_bool(value) else operator.index(value)
+    except TypeError:
+        seed = None
+    if seed is None or not 0 <= seed <= MAX_SEED:
+        _refuse("init_seed", value, f"must be an integer between 0 and {MAX_SEED}")
+    return seed
+
+
 def _routing(routing: Any) -> dict:
     out = dict(ROUTING)
     if routing is None:
         return out
     if not isinstance(routing, dict):
-        raise ValueError(f"routing = {routing!r}: must be a dict with keys among {', '.join(ROUTING)}")
+        _refuse("routing", routing, f"must be a dict with keys among {', '.join(ROUTING)}")
     for key, value in routing.items():
         if key not in ROUTING:
-            raise ValueError(f"routing.{key}: unknown; the keys are {', '.join(ROUTING)}")
+            raise _Refused(f"routing.{key}: unknown; the keys are {', '.join(ROUTING)}", [(f"routing.{key}", "",
+                                                                                            "unknown")])
         out[key] = value
-    if out["sigmoid_form"] not in ("llama4", "deepseek"):
-        raise ValueError(f"routing.sigmoid_form = {out['sigmoid_form']!r}: must be 'llama4' or 'deepseek'")
+    for key in ("renormalize", "deepseek"):
+        if not isinstance(out[key], bool):
+            _refuse(f"routing.{key}", out[key], "must be true or false")
+    if out["sigmoid_form"] not in ("llama4", "deepseek") or not isinstance(out["sigmoid_form"], str):
+        _refuse("routing.sigmoid_form", out["sigmoid_form"], "must be 'llama4' or 'deepseek'")
     clamp = out["clamped_swiglu"]
-    if clamp is not None and (not isinstance(clamp, (list, tuple)) or len(clamp) != 2):
-        raise ValueError(f"routing.clamped_swiglu = {clamp!r}: must be null or [alpha, limit]")
+    if clamp is not None:
+        pair = list(clamp) if isinstance(clamp, (list, tuple)) else []
+        if len(pair) != 2 or not all(_positive(x) for x in pair):
+            _refuse("routing.clamped_swiglu", clamp, "must be null or [alpha, limit], two positive finite numbers")
+        out["clamped_swiglu"] = [float(x) for x in pair]
     return out
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not _is_bool(x) and math.isfinite(x) and x > 0
+
+
+def _json(value: Any) -> str:
+    return "true" if value is True else "false" if value is False else repr(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
@@ -14,8 +15,10 @@ from ..torch._attention import Attention
 from ..torch._hf_weights import clamped_swiglu
 from ..torch._mla import MLA
 from ..torch._moe import MoE
-from ..torch._reference import ReferenceModel, _init, set_routing
+from ..torch._reference import ReferenceModel, _init, _moe_layers, set_routing
 from ._cache import SmeltCache
+from ._checkpoint import FLOATS
+from ._checkpoint import tensors as checkpoint_tensors
 from ._config import SmeltConfig
 from ._loss import causal_loss, load_balancing_loss
 
@@ -51,13 +54,19 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
                 "config.smelt: missing: a SmeltConfig holds the native smelt config (config.json's \"smelt\" "
                 "object, as smelt.hf.save or `smelt-match export --to hf --family smelt` writes it)"
             )
-        r = config.routing
-        self.model = ReferenceModel(config.smelt, r["renormalize"])
-        set_routing(self.model, r["sigmoid_form"], r["deepseek"])
-        if r["clamped_swiglu"] is not None:
-            clamped_swiglu(self.model, *r["clamped_swiglu"])
+        self.model = self._reference(config)
         self.gradient_checkpointing = False
         self.post_init()
+
+    @staticmethod
+    def _reference(config: SmeltConfig) -> ReferenceModel:
+        """The model's modules (under ``torch.device("meta")``: its shapes alone, nothing allocated)."""
+        r = config.routing
+        model = ReferenceModel(config.smelt, r["renormalize"])
+        set_routing(model, r["sigmoid_form"], r["deepseek"])
+        if r["clamped_swiglu"] is not None:
+            clamped_swiglu(model, *r["clamped_swiglu"])
+        return model
 
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:
@@ -161,11 +170,14 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
 
     @classmethod
     def from_pretrained(cls, *args: Any, **kwargs: Any) -> Any:
-        """transformers' ``from_pretrained``, but a tensor the checkpoint lacks, has extra or holds in another shape
-        than the config builds is a ValueError naming it, never a model partly re-initialised at random
-        (``ignore_mismatched_sizes=True`` lets shape mismatches through, as in transformers)."""
+        """transformers' ``from_pretrained``, but a tensor the checkpoint lacks, has extra, holds in another shape
+        than the config builds or holds as integers or booleans is a ValueError naming it, never a model partly
+        re-initialised at random or a weight cast silently (``ignore_mismatched_sizes=True`` lets shape mismatches
+        through, as in transformers). A local folder's safetensors headers are compared with the config before
+        the model is built, so a config.json edited to sizes its weights do not have is refused, not allocated."""
         want_info = kwargs.pop("output_loading_info", False)
         allow = kwargs.pop("ignore_mismatched_sizes", False)
+        _check_before_building(args[0] if args else kwargs.get("pretrained_model_name_or_path"), kwargs, allow)
         model, info = super().from_pretrained(*args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs)
         problems = [f"{k}: not in the checkpoint" for k in sorted(info.get("missing_keys") or [])]
         problems += [f"{k}: in the checkpoint, not in this config's model" for k in
@@ -173,10 +185,60 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
         if not allow:
             problems += [f"{k}: checkpoint shape {tuple(a)}, this config's {tuple(b)}" for k, a, b in
                          sorted(info.get("mismatched_keys") or [])]
-        if problems:
-            shown = "; ".join(problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
-            raise ValueError(f"weights do not fit the config ({len(problems)} tensors): {shown}")
+        _refuse(problems)
         return (model, info) if want_info else model
+
+
+def _refuse(problems: list[str]) -> None:
+    if problems:
+        shown = "; ".join(problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
+        raise ValueError(f"weights do not fit the config ({len(problems)} tensors): {shown}")
+
+
+def _least_tensors(native: dict) -> int:
+    """A lower bound on the tensors the config builds, from a handful of its fields: the embedding, two norms
+    per layer, an up and a down projection per expert of every MoE layer."""
+    moe = native.get("moe")
+    per_moe = 2 * (moe["num_experts"] + moe["num_shared_experts"]) if moe else 0
+    return 1 + 2 * native["num_layers"] + per_moe * len(_moe_layers(native))
+
+
+def _check_before_building(source: Any, kwargs: dict, allow: bool) -> None:
+    """from_pretrained of a local folder: its tensors (names, dtypes and shapes, from the safetensors headers)
+    against the config's model built on the meta device, before anything is allocated. A hub name, or a folder
+    without safetensors, is left to transformers and checked after loading."""
+    try:
+        folder = os.path.join(os.fspath(source), kwargs.get("subfolder") or "")
+    except TypeError:
+        return
+    found = checkpoint_tensors(folder) if os.path.isdir(folder) else None
+    if found is None:
+        return
+    _refuse([f"{k}: dtype {d} in the checkpoint: must be a floating-point type" for k, (d, _) in
+             sorted(found.items()) if d not in FLOATS])
+    config = kwargs.get("config")
+    if not isinstance(config, SmeltConfig):
+        config = SmeltConfig.from_pretrained(folder)
+    if config.smelt is None:
+        return  # __init__ says what is missing
+    least = _least_tensors(config.smelt)
+    if least > len(found):
+        raise ValueError(
+            f"weights do not fit the config: it builds at least {least} tensors, the checkpoint holds {len(found)}"
+        )
+    with torch.device("meta"):
+        model = SmeltForCausalLM._reference(config)
+    state = model.state_dict(keep_vars=True)
+    want = {f"model.{k}": tuple(v.shape) for k, v in state.items()}
+    names: dict[int, set[str]] = {}  # a tensor held under several names is saved under one
+    for k, v in state.items():
+        names.setdefault(id(v), set()).add(f"model.{k}")
+    problems = [f"{k}: not in the checkpoint" for k in sorted(want) if not names[id(state[k[6:]])] & found.keys()]
+    problems += [f"{k}: in the checkpoint, not in this config's model" for k in sorted(found) if k not in want]
+    if not allow:
+        problems += [f"{k}: checkpoint shape {found[k][1]}, this config's {want[k]}" for k in sorted(found) if
+                     k in want and found[k][1] != want[k]]
+    _refuse(problems)
 
 
 def _show(value: Any) -> str:

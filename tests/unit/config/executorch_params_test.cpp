@@ -1,6 +1,8 @@
 // ExecuTorch's Llama params.json with block_repeat_config: the ModelArgs
 // defaults (hidden_dim from dim, ffn_dim_multiplier and multiple_of), several
 // repeated spans counted by hand, the export back, and every bad value named.
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -83,4 +85,29 @@ TEST_CASE("bad params.json values are all named at once", "[executorch]") {
   CHECK(errors_of(j) == std::vector<std::string>{"loops[0].count = 0: must be positive",
                                                  "loops[1].span = \"7-10\": must start after loops[0].span \"5-8\" "
                                                  "ends: spans are disjoint and in layer order"});
+}
+
+TEST_CASE("multiple_of is bounded before the FFN width is rounded up to it", "[executorch]") {
+  // INT64_MAX once overflowed h + multiple_of - 1 and was reported as ffn.dense_width = 0.
+  auto j = example();
+  j["multiple_of"] = std::numeric_limits<std::int64_t>::max();
+  CHECK(errors_of(j) == std::vector<std::string>{"multiple_of = 9223372036854775807: must be at most 16777216"});
+  j["multiple_of"] = 0;
+  CHECK(errors_of(j) == std::vector<std::string>{"multiple_of = 0: must be positive"});
+  // The largest dim: int(8 x 16,777,216 / 3) = 44,739,242, x 1.5 is over the width bound, which
+  // ffn_dim_multiplier names; without it, rounded up to 256: 44,739,328, named as the absent hidden_dim's default.
+  j = example();
+  j["dim"] = 16777216;
+  j["n_heads"] = 16384;
+  j.erase("ffn_dim_multiplier");
+  CHECK(errors_of(j) ==
+        std::vector<std::string>{
+            "hidden_dim = absent: its default from dim = 16777216 and multiple_of = 256 is 44739328: must be at most "
+            "16777216"});
+  // A bounded multiple_of still rounds as ModelArgs does: 8191 up to a multiple of 1000 is 9000.
+  j = example();
+  j["multiple_of"] = 1000;
+  CHECK(parse_config(j.dump()).ffn.dense_width == 9000);
+  CHECK_THROWS_WITH(read_config(SMELT_SOURCE_DIR "/tests/data/hostile/executorch-multiple-of-overflow.json"),
+                    Catch::Contains("multiple_of = 9223372036854775807: must be at most 16777216"));
 }

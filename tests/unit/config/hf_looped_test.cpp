@@ -2,6 +2,8 @@
 // to the structure of ByteDance's modeling_ouro.py (the whole stack run
 // total_ut_steps times, sandwich norms, a final norm and an exit gate after
 // every step) and reproduce the published parameter totals to the integer.
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 #include "hf_test_helpers.hpp"
@@ -118,4 +120,45 @@ TEST_CASE("Huginn's keys are checked: the depths, the recurrence and the module 
   const CostReport four = count(parse_hf_config(j.dump()));
   CHECK(four.executed_layers == 20);
   CHECK(four.flops.training == 3 * four.flops.forward);
+}
+
+TEST_CASE("Huginn's layer counts are bounded before they are summed, each named with its value", "[hf_looped]") {
+  // Any of the three near INT64_MAX once wrapped the sum (signed overflow); each is now checked alone.
+  constexpr std::int64_t kNearMax = 9'223'372'036'854'775'805;
+  for (const char* key : {"n_layers_in_prelude", "n_layers_in_recurrent_block", "n_layers_in_coda"}) {
+    INFO(key);
+    auto j = example_json("huginn-0125.json");
+    j[key] = kNearMax;
+    CHECK(count_errors(j) ==
+          std::vector<std::string>{std::string(key) + " = 9223372036854775805: must be at most 65536"});
+  }
+  auto j = example_json("huginn-0125.json");
+  j["n_layers_in_prelude"] = -1;
+  j["n_layers_in_recurrent_block"] = 0;
+  j["n_layers_in_coda"] = std::numeric_limits<std::int64_t>::min();
+  CHECK(count_errors(j) == std::vector<std::string>{"n_layers_in_prelude = -1: must be at least 0",
+                                                    "n_layers_in_recurrent_block = 0: must be positive",
+                                                    "n_layers_in_coda = -9223372036854775808: must be at least 0"});
+  // The reproducer of the finding, as a user gives it: the prelude's key, value and rule.
+  CHECK_THROWS_WITH(read_config(SMELT_SOURCE_DIR "/tests/data/hostile/huginn-layer-sum-overflow.json"),
+                    Catch::Contains("n_layers_in_prelude = 9223372036854775805: must be at most 65536"));
+}
+
+TEST_CASE("Huginn's n_layers must be an integer whatever it says", "[hf_looped]") {
+  const std::vector<std::pair<nlohmann::json, std::string>> cases{
+      {"8 (ignored)", "n_layers = \"8 (ignored)\": must be an integer"},
+      {nlohmann::json::array(), "n_layers = []: must be an integer"},
+      {nlohmann::json::object(), "n_layers = {}: must be an integer"},
+      {1.5, "n_layers = 1.5: must be an integer"},
+  };
+  for (const auto& [value, error] : cases) {
+    auto j = example_json("huginn-0125.json");
+    j["n_layers"] = value;
+    CHECK(count_errors(j) == std::vector<std::string>{error});
+  }
+  auto j = example_json("huginn-0125.json");
+  j["n_layers"] = 8.0;  // a whole number written as a float reads as the integer, as every integer key does
+  CHECK(count_errors(j).empty());
+  j.erase("n_layers");  // absent: the sum alone
+  CHECK(count_errors(j).empty());
 }

@@ -88,3 +88,57 @@ TEST_CASE("model_type smelt: a missing block, a disagreeing copy, another schema
   REQUIRE(!typed.empty());
   CHECK(typed[0].starts_with("smelt.attention.num_heads = \"ten\": "));
 }
+
+TEST_CASE("model_type smelt refuses a top-level loop: the loops are the native block's", "[hf_smelt]") {
+  // The finding's input: smelt-looped-12l's export with a "loop" beside the block, once ignored silently.
+  CHECK_THROWS_WITH(read_config(SMELT_SOURCE_DIR "/tests/data/hostile/smelt-hf-ignored-loop-block.json"),
+                    Catch::Contains("loop = {\"count\":3,\"first_layer\":1,\"last_layer\":2}: not read for model_type "
+                                    "\"smelt\": the loops are the native block's (smelt.loop or smelt.loops)"));
+  auto j = exported("smelt-looped-12l.json");
+  j["loops"] = nlohmann::json::array({{{"first_layer", 1}, {"last_layer", 2}, {"count", 3}}});
+  CHECK(count_errors(j) ==
+        std::vector<std::string>{"loops = [{\"count\":3,\"first_layer\":1,\"last_layer\":2}]: not read for model_type "
+                                 "\"smelt\": the loops are the native block's (smelt.loop or smelt.loops)"});
+  j["loops"] = nullptr;  // null is absent, as in every family
+  CHECK(count_errors(j).empty());
+}
+
+TEST_CASE("model_type smelt compares the shape keys transformers' families spell alike", "[hf_smelt]") {
+  // smelt-looped-12l: context 4096, dense width 0 (every layer MoE), 2 KV heads of 88 (examples/smelt-looped-12l.json).
+  auto j = exported("smelt-looped-12l.json");
+  const auto& native = j.at("smelt");
+  j["max_position_embeddings"] = native.at("context_length");
+  j["intermediate_size"] = native.at("ffn").at("dense_width");
+  j["num_key_value_heads"] = native.at("attention").at("num_kv_heads");
+  j["head_dim"] = native.at("attention").at("head_dim");
+  CHECK(count_errors(j).empty());  // copies that agree are fine
+  // Informational keys are not compared: transformers rewrites them on every save.
+  j["_name_or_path"] = "/checkpoints/run-7";
+  j["dtype"] = "float32";
+  j["transformers_version"] = "5.24.0";
+  CHECK(count_errors(j).empty());
+  j["max_position_embeddings"] = 8192;
+  j["intermediate_size"] = 4096;
+  j["num_key_value_heads"] = 5;
+  j["head_dim"] = 128;
+  const auto d = [&](const char* path) { return native.at(nlohmann::json::json_pointer(path)).dump(); };
+  CHECK(count_errors(j) ==
+        std::vector<std::string>{"max_position_embeddings = 8192: must equal smelt.context_length (" +
+                                     d("/context_length") + "): the native config is the model, this a copy",
+                                 "intermediate_size = 4096: must equal smelt.ffn.dense_width (" +
+                                     d("/ffn/dense_width") + "): the native config is the model, this a copy",
+                                 "num_key_value_heads = 5: must equal smelt.attention.num_kv_heads (" +
+                                     d("/attention/num_kv_heads") + "): the native config is the model, this a copy",
+                                 "head_dim = 128: must equal smelt.attention.head_dim (" + d("/attention/head_dim") +
+                                     "): the native config is the model, this a copy"});
+  // MLA has no per-head keys and values: the two GQA keys are refused outright.
+  auto mla = exported("deepseek-v3-mla.json");
+  mla["num_key_value_heads"] = 128;
+  mla["head_dim"] = 192;
+  CHECK(
+      count_errors(mla) ==
+      std::vector<std::string>{"num_key_value_heads = 128: not read for model_type \"smelt\": smelt.attention.type is "
+                               "\"mla\", which has no per-head keys and values",
+                               "head_dim = 192: not read for model_type \"smelt\": smelt.attention.type is \"mla\", "
+                               "which has no per-head keys and values"});
+}

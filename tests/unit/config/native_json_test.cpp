@@ -1,6 +1,7 @@
 // The native format: byte-for-byte round trips and exact error messages.
 #include <catch2/catch.hpp>
 
+#include "scratch_dir.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
@@ -102,7 +103,7 @@ TEST_CASE("the format is detected from its keys", "[native_json]") {
 }
 
 TEST_CASE("writing a file replaces it whole or not at all", "[native_json]") {
-  const auto path = std::filesystem::temp_directory_path() / "smelt_write_test.json";
+  const auto path = test::scratch_path("smelt_write_test.json");
   write_text_file(path, "first");
   write_text_file(path, "second");
   CHECK(read_text_file(path) == "second");

@@ -32,26 +32,30 @@ std::string message_of(const MemoryLayout& l) {
 
 }  // namespace
 
-TEST_CASE("tiny-moe's activations, visit by visit, to the byte", "[memory]") {
+TEST_CASE("tiny-moe's activations, run by run of visits, to the byte", "[memory]") {
   const MemoryReport r = memory(tiny(), small());
   REQUIRE(r.stages.size() == 1);
   const StageMemory& s = r.stages[0];
-  REQUIRE(s.visits.size() == 6);  // a loop's later visits are rows of their own
-  CHECK(s.visits[3].layer == 2);
-  CHECK(s.visits[3].visit == 2);
+  CHECK(s.layer_visits == 6);
+  // Layer 1 (dense); layers 2-3 on both passes of the loop (MoE): 4 visits; layer 4 (MoE, after the loop).
+  REQUIRE(s.visit_runs.size() == 3);
+  const VisitRun& loop = s.visit_runs[1];
+  CHECK((loop.first_layer == 2 && loop.last_layer == 3 && loop.step == 1));
+  CHECK((loop.first_visit == 1 && loop.last_visit == 2 && loop.count == 4 && loop.moe));
+  CHECK((s.visit_runs[2].first_layer == 4 && s.visit_runs[2].count == 1 && s.visit_runs[2].moe));
   // RMSNorm (fp32): its input, the normalized values (2 N H 4) and 1/rms per token (N 4): 16384 + 128.
-  CHECK(term(s.visits[0].activations, "attention_norm") == 16512);
+  CHECK(term(s.visit_runs[0].activations, "attention_norm") == 16512);
   // Attention: input N H 4 = 8192; RoPE cos and sin for q and k: 4 x 16 x 8 x 4 = 2048; q, repeated K and V and
   // the heads' output, 4 x N x 64 x 4 = 32768; the mask 16 x 16 bools = 256; softmax 2 x 4 x 16 x 16 x 4 = 8192.
-  CHECK(term(s.visits[0].activations, "attention") == 8192 + 2048 + 32768 + 256 + 8192);
+  CHECK(term(s.visit_runs[0].activations, "attention") == 8192 + 2048 + 32768 + 256 + 8192);
   // Dense FFN (SwiGLU, 128): input 8192 + gate, up, SiLU and product 4 x N x 128 x 4 = 65536.
-  CHECK(term(s.visits[0].activations, "ffn") == 73728);
+  CHECK(term(s.visit_runs[0].activations, "ffn") == 73728);
   // MoE: input 8192; softmax N E 4 = 1024; top-k weights and their sum (64 + 32) x 4 = 384; choices 64 x 8 = 512;
   // sort order and slot tokens 2 x 64 x 8 = 1024; gathered tokens 64 x 64 x 4 = 16384; slot weights 256; expert
   // SwiGLU 4 x 64 x 32 x 4 = 32768; outputs and weighted outputs 2 x 16384; shared expert 4 x 32 x 32 x 4 = 16384.
-  CHECK(term(s.visits[1].activations, "moe") ==
+  CHECK(term(s.visit_runs[1].activations, "moe") ==
         8192 + 1024 + 384 + 512 + 1024 + 16384 + 256 + 32768 + 2 * 16384 + 16384);
-  CHECK(s.visits[1].activations.total == 2 * 16512 + 51456 + 109696);
+  CHECK(s.visit_runs[1].activations.total == 2 * 16512 + 51456 + 109696);
   // Outside the layers: token ids 2 x 17 x 8 = 272; final norm 16512; head input 8192; log-softmax N V 4 = 128000;
   // targets 32 x 8 = 256; the loss's weight total 4.
   CHECK(term(s.activations, "token_ids") == 272);
@@ -116,9 +120,9 @@ TEST_CASE("ZeRO stages shard optimizer, gradients, weights over dp", "[memory]")
 TEST_CASE("full recompute keeps each visit input alone, selective drops the mask and softmax", "[memory]") {
   MemoryLayout l = small();
   l.recompute = Recompute::full;
-  CHECK(memory(tiny(), l).stages[0].visits[0].activations.total == 32 * 64 * 4);
+  CHECK(memory(tiny(), l).stages[0].visit_runs[0].activations.total == 32 * 64 * 4);
   l.recompute = Recompute::selective;
-  CHECK(term(memory(tiny(), l).stages[0].visits[0].activations, "attention") == 51456 - 256 - 8192);
+  CHECK(term(memory(tiny(), l).stages[0].visit_runs[0].activations, "attention") == 51456 - 256 - 8192);
 }
 
 TEST_CASE("the korthikanti convention: sbh (34 + 5as/h) per layer visit", "[memory]") {
@@ -126,7 +130,7 @@ TEST_CASE("the korthikanti convention: sbh (34 + 5as/h) per layer visit", "[memo
   l.convention = MemoryConvention::korthikanti;
   const StageMemory s = memory(tiny(), l).stages[0];
   // 16 x 2 x 64 x 34 = 69632 and 5 x 4 x 16 x 16 x 2 = 10240, for each of the 6 visits.
-  CHECK(s.visits[0].activations.total == 69632 + 10240);
+  CHECK(s.visit_runs[0].activations.total == 69632 + 10240);
   CHECK(s.activations.total == 6 * (69632 + 10240));
   CHECK(memory(tiny(), l).layout.activation_dtype == Dtype::bf16);  // the convention's default
 }

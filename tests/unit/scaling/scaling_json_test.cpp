@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "scratch_dir.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_laws.hpp"
@@ -17,7 +18,7 @@ namespace {
 const std::string kData = SMELT_SOURCE_DIR "/tests/data/";
 
 std::string temp_file(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("smelt-scaling-json-" + name);
+  const auto path = test::scratch_path("smelt-scaling-json-" + name);
   write_text_file(path, text);
   return path.string();
 }

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "scratch_dir.hpp"
 #include "smelt/error.hpp"
 #include "smelt/solve.hpp"
 #include "solve_test_helpers.hpp"
@@ -81,7 +82,7 @@ const std::string& h100_without_overhead() {
     const std::string from = "\"op_overhead\": 5e-6";
     REQUIRE(json.find(from) != std::string::npos);
     json.replace(json.find(from), from.size(), "\"op_overhead\": 0");
-    const auto file = std::filesystem::temp_directory_path() / "smelt-h100-no-overhead.json";
+    const auto file = test::scratch_path("smelt-h100-no-overhead.json");
     std::ofstream(file) << json;
     return file.string();
   }();

@@ -7,8 +7,10 @@
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/hardware.hpp"
 #include "smelt/solve.hpp"
 #include "solve/exact_budget.hpp"
+#include "solve/time_budget.hpp"
 #include "solve_test_helpers.hpp"
 #include "test_configs.hpp"
 
@@ -244,6 +246,72 @@ TEST_CASE("every option's range is checked before any arithmetic on it", "[solve
         std::vector<std::string>{"MatchOptions::tolerance_pct = 1e+300: must be at most 1000000"});
   CHECK(errors_of(b, {}, {}, {.tolerance_pct = std::nan("")}) ==
         std::vector<std::string>{"MatchOptions::tolerance_pct = nan: must be a percentage >= 0"});
+}
+
+TEST_CASE("the time options are checked whether or not time is predicted", "[solve][errors]") {
+  // Checked only where a time was predicted, a bad option once reached the table as a note ("time per token: not
+  // shown: the Baseline: TimeOptions::imbalance = -5: ...") and the solve succeeded; NaN reached the JSON as null.
+  const ModelConfig b = example("tiny-moe.json");
+  MatchOptions o;
+  o.time_options.imbalance = -5;
+  CHECK(errors_of(b, {}, {}, o) ==
+        std::vector<std::string>{"TimeOptions::imbalance = -5: must be in [1, 1000000]: the most loaded expert over "
+                                 "the mean"});
+  o.hardware = "h100";
+  o.time_options = {.imbalance = std::nan(""), .decode_batch = (1 << 24) + 1, .decode_context = (1 << 30) + 1};
+  CHECK(errors_of(b, {}, {}, o) ==
+        std::vector<std::string>{"TimeOptions::decode_batch = 16777217: must be at most 16777216",
+                                 "TimeOptions::decode_context = 1073741825: must be at most 1073741824",
+                                 "TimeOptions::imbalance = nan: must be in [1, 1000000]: the most loaded expert over "
+                                 "the mean"});
+}
+
+TEST_CASE("a time that is not a finite number is an error, never a match", "[solve][errors]") {
+  // NaN and infinity compare false with everything. Cast to attoseconds they became one arbitrary integer, so a
+  // candidate whose time was NaN matched a Baseline whose time was NaN: "0.000% within the 1% tolerance".
+  CHECK_THROWS_AS(detail::attoseconds(std::nan("")), overflow_error);
+  CHECK_THROWS_AS(detail::attoseconds(HUGE_VAL), overflow_error);
+  CHECK_THROWS_AS(detail::attoseconds(-1.0), overflow_error);
+  CHECK_THROWS_WITH(detail::attoseconds(std::nan("")),
+                    "training seconds per token = nan: must be a positive number below 1e+20 to compare in "
+                    "attoseconds");
+  CHECK(detail::attoseconds(1e-6) == 1'000'000'000'000);
+  // A spec built in code is not checked as a file is: its infinite time is an error, not a layout the candidate
+  // cannot shard (which would leave the candidate the Baseline's time: a perfect match).
+  HardwareSpec hw = hardware_spec("h100");
+  hw.memory_efficiency = 5e-324;
+  MatchOptions o;
+  o.match = {Budget::time};
+  o.hardware = "h100";
+  CHECK_THROWS_AS(detail::training_attoseconds(example("tiny-moe.json"), hw, o), overflow_error);
+  CHECK_THROWS_AS(detail::time_figure(example("tiny-moe.json"), hw, o), overflow_error);
+  // The time limit's ceiling stays an integer however large the Baseline's time.
+  o.time_limit = 1e6;
+  const detail::i128 huge = detail::attoseconds(9e19);
+  CHECK(detail::time_ceiling(o, huge) > huge);
+}
+
+TEST_CASE("each config is counted at most once: the configs counted never exceed the space", "[solve]") {
+  // tiny-moe's geometry fixed (4/2/16) and 8 experts: KV alone does not move with H or the expert width, so nothing
+  // prunes and every (H, width) is counted: 128 hidden sizes x 4 widths. The binary search for the first H that
+  // does not fall short once counted its probes again in the loop after it: 533 configs counted of 512.
+  SearchSpace s;
+  s.hidden = KnobRange{64, 8192};
+  s.heads = KnobRange{4, 4};
+  s.kv_heads = KnobRange{2, 2};
+  s.head_dim = KnobRange{16, 16};
+  s.min_head_dim = 16;
+  s.attention_ratio = {0.001, 1000};
+  s.experts = KnobRange{8, 8};
+  s.expert_width = KnobRange{16, 64};
+  s.ffn = FfnScaling::searched;
+  MatchOptions o;
+  o.match = {Budget::kv};
+  o.top = 1;
+  o.relaxations = false;
+  const MatchResult r = solve(example("tiny-moe.json"), {}, s, o);
+  CHECK(r.space_size == 512);
+  CHECK(r.evaluated == 512);
 }
 
 TEST_CASE("the search space is counted before it is listed", "[solve]") {

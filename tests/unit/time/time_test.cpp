@@ -8,9 +8,13 @@
 #include <filesystem>
 #include <string>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
+#include "smelt/file_io.hpp"
 #include "smelt/hardware.hpp"
 #include "smelt/time.hpp"
 #include "time/ops.hpp"
@@ -220,4 +224,44 @@ TEST_CASE("time options: an imbalance below 1 names the field", "[time][errors]"
   o.imbalance = 0.5;
   CHECK_THROWS_WITH(step_time(example("tiny-moe.json"), small(), hardware_spec("h100"), o),
                     Catch::Contains("TimeOptions::imbalance = 0.5: must be in [1, 1000000]"));
+}
+
+namespace {
+// The shipped H100 spec with one field replaced, as a spec file's text.
+std::string h100_with(const std::string& key, double value) {
+  nlohmann::json j = nlohmann::json::parse(read_text_file(std::string(SMELT_SOURCE_DIR) + "/data/hardware/h100.json"));
+  j[key] = value;
+  return j.dump();
+}
+}  // namespace
+
+TEST_CASE("hardware: an efficiency too small to give a finite time is refused by name", "[time][errors]") {
+  // 5e-324, the smallest double, lay in the old rule (0, 1]: bytes / (3.35e12 x 5e-324) is infinite, and 1e-300 x
+  // 989.4e12 FLOP/s made a large GEMM's time infinite too. Each efficiency is at least 1e-4.
+  for (const char* key : {"gemm_efficiency", "attention_efficiency", "memory_efficiency"}) {
+    CHECK_THROWS_WITH(parse_hardware_spec(h100_with(key, 5e-324), "x.json"),
+                      Catch::Contains(fmt::format("{} = 5e-324: must be a fraction in [0.0001, 1]", key)));
+    CHECK_THROWS_WITH(parse_hardware_spec(h100_with(key, 1e-300), "x.json"),
+                      Catch::Contains(fmt::format("{} = 1e-300: must be a fraction in [0.0001, 1]", key)));
+    CHECK_NOTHROW(parse_hardware_spec(h100_with(key, 1e-4), "x.json"));
+  }
+}
+
+TEST_CASE("an op whose time is not finite is an error naming the op, never an infinite time", "[time][errors]") {
+  // A spec built in code is not read, so not checked: the step checks every time it computes.
+  HardwareSpec hw = hardware_spec("h100");
+  hw.memory_efficiency = 5e-324;
+  CHECK_THROWS_AS(step_time(example("tiny-moe.json"), small(), hw), overflow_error);
+  CHECK_THROWS_WITH(
+      step_time(example("tiny-moe.json"), small(), hw),
+      Catch::Contains("the time of op embedding (elementwise, 0 FLOPs, 8192 bytes) on h100 is inf s, not a finite "
+                      "time: memory_bandwidth = 3.35e+12 x memory_efficiency = 5e-324"));
+  // 2 x 4096^3 FLOPs over 989.4e12 x 5e-324 x 0.716 FLOP/s (a denormal rate): infinite.
+  hw = hardware_spec("h100");
+  hw.gemm_efficiency = 5e-324;
+  Op op = time_detail::gemm("x", 4096, 4096, 4096, 2, 2);
+  CHECK_THROWS_WITH(time_detail::put_time(op, hw, Dtype::bf16),
+                    Catch::StartsWith("the time of op x (gemm 4096 x 4096 x 4096, 1.374e+11 FLOPs, 1.007e+08 bytes) "
+                                      "on h100 is inf s, not a finite time: peak_flops_bf16 = 9.894e+14 x "
+                                      "gemm_efficiency = 5e-324"));
 }

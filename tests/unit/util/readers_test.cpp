@@ -1,4 +1,6 @@
+#include <ctime>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -7,6 +9,7 @@
 #include "smelt/error.hpp"
 #include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
+#include "smelt/violations.hpp"
 
 // json_excerpt lives in the library's private reader header.
 namespace smelt::detail {
@@ -35,6 +38,17 @@ TEST_CASE("an echoed value is cut to its first 60 bytes and an ellipsis", "[read
   CHECK(json_excerpt(nlohmann::json(std::vector<int>(100000, 1))) == "[" + repeat("1,", 29) + "1...");
 }
 
+TEST_CASE("a name shown in text stays on one line: control characters and line separators escaped", "[readers]") {
+  using smelt::detail::name_excerpt;
+  // A config's name once printed raw: a newline began a line of its own ("smelt-match: wrote ...") and an escape
+  // sequence reached the terminal.
+  CHECK(name_excerpt("tiny\nsmelt-match: wrote x\x1b[31m") == "tiny\\x0asmelt-match: wrote x\\x1b[31m");
+  CHECK(name_excerpt("a\rb\x7f\xc2\x85\xe2\x80\xa8") == "a\\x0db\\x7f\\u0085\\u2028");
+  CHECK(name_excerpt("caf\xc3\xa9 \\ ok") == "caf\xc3\xa9 \\ ok");
+  // Escaped, then cut: 100 newlines are 400 bytes escaped, of which 64 are shown, with the name's own length.
+  CHECK(name_excerpt(std::string(100, '\n')) == repeat("\\x0a", 16) + "... (100 bytes)");
+}
+
 TEST_CASE("one input reports at most 100 violations and then says more were found", "[readers]") {
   // 150 layers that are not integers: 150 violations, of which the first 100 are listed.
   std::string layers = "[" + repeat("\"x\",", 149) + "\"x\"]";
@@ -51,6 +65,64 @@ TEST_CASE("one input reports at most 100 violations and then says more were foun
     CHECK(e.violations()[99].text() == "moe.layers[99] = \"x\": must be an integer");
     CHECK(e.violations()[100].text() == "(more violations after the first 100 are not listed)");
   }
+}
+
+TEST_CASE("past the cap a violation is counted without its message, and good words still read", "[readers]") {
+  smelt::detail::Violations v;
+  for (int i = 0; i < 100; ++i) v.add("x", "1", "bad");
+  CHECK(!v.full());  // the 101st still writes the closing line
+  v.add("x", "1", "bad");
+  CHECK(v.full());
+  v.count_unlisted();
+  CHECK(v.size() == 102);         // every violation counted
+  CHECK(v.list().size() == 101);  // 100 listed and the line after them
+  // 150 bad words, then "sliding" and "full" past the cap, then 50 non-strings: the list is the first 100.
+  const std::string pattern = "[" + repeat("\"x\",", 150) + "\"sliding\", \"full\"," + repeat("1,", 49) + "1]";
+  const std::string text = R"({"schema_version": 1, "vocab_size": 1000, "num_layers": 4, "hidden_size": 64,
+    "attention": {"num_heads": 4, "num_kv_heads": 2, "head_dim": 16, "window": 8, "pattern": )" +
+                           pattern + "}}";
+  try {
+    smelt::parse_native_config(text, "words.json");
+    FAIL("no error");
+  } catch (const smelt::config_error& e) {
+    REQUIRE(e.violations().size() == 101);
+    CHECK(e.violations()[0].text() == "attention.pattern[0] = \"x\": must be one of full, sliding, chunked");
+    CHECK(e.violations()[99].text() == "attention.pattern[99] = \"x\": must be one of full, sliding, chunked");
+    CHECK(e.violations()[100].text() == "(more violations after the first 100 are not listed)");
+  }
+  // Under the cap each kind of bad entry keeps its own message (tiny-moe with a pattern of three entries).
+  std::string few = smelt::read_text_file(SMELT_SOURCE_DIR "/examples/tiny-moe.json");
+  const std::string one = "\"pattern\": [\n      \"full\"\n    ]";
+  REQUIRE(few.find(one) != std::string::npos);
+  few.replace(few.find(one), one.size(), R"("pattern": ["full", 3, "Full"])");
+  try {
+    smelt::parse_native_config(few, "few.json");
+    FAIL("no error");
+  } catch (const smelt::config_error& e) {
+    CHECK(e.lines() == std::vector<std::string>{"attention.pattern[1] = 3: must be a string",
+                                                "attention.pattern[2] = \"Full\": must be one of full, sliding, "
+                                                "chunked"});
+  }
+}
+
+TEST_CASE("a million bad words cost about what a million good ones do: past the cap nothing is written", "[readers]") {
+  // CPU time of this process, so that other processes' load cancels out of the ratio. Before the cap stopped the
+  // work, each bad word past it still built and threw its message: about 8 us against 0.1 us for a good word.
+  const auto cpu_seconds = [](const std::string& words) {
+    std::string text = smelt::read_text_file(SMELT_SOURCE_DIR "/examples/tiny-moe.json");
+    const std::string one = "\"pattern\": [\n      \"full\"\n    ]";
+    text.replace(text.find(one), one.size(), "\"pattern\": [" + words + "\"full\"]");
+    const std::clock_t start = std::clock();
+    try {
+      (void)smelt::parse_native_config(text, "words.json");
+    } catch (const smelt::config_error&) {
+    }
+    return static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  };
+  const double good = cpu_seconds(repeat("\"full\",", 1'000'000));
+  const double bad = cpu_seconds(repeat("\"bad!\",", 1'000'000));
+  INFO("good " << good << " s, bad " << bad << " s");
+  CHECK(bad < 3 * good + 0.05);
 }
 
 TEST_CASE("a syntax error quotes at most 60 bytes of the token it stopped in", "[readers]") {
