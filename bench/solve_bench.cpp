@@ -1,7 +1,8 @@
 // The solver's speed (docs/solver.md section 12). Targets: the 54B-class
 // example's default space under 10 ms; the 16 Appendix-A cells together under
-// 1 s; the slow Qwen3-235B-sized call under 1 s. Counters: the space size and
-// the configs counted.
+// 1 s; the slow Qwen3-235B-sized call under 1 s; memory and time matched beside
+// the three budgets, and a sweep with time matched, under 1 s. Counters: the
+// space size and the configs counted.
 //   ./build/release/bench/solve_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -10,6 +11,7 @@
 
 #include "smelt/config_io.hpp"
 #include "smelt/solve.hpp"
+#include "smelt/sweep.hpp"
 
 namespace {
 
@@ -123,6 +125,54 @@ void solve_paper_cells(benchmark::State& state) {
   state.counters["configs_counted"] = static_cast<double>(evaluated);
   state.counters["space_size"] = static_cast<double>(size);
 }
+
+// The three budgets and every --match set with memory or time, on the default space of the 54B-class and the
+// 12-layer examples, as `smelt-match derive BASELINE --match SET --hardware h100` solves them: the default
+// layout, relaxations on (they run where the best misses the tolerance); docs/solver.md section 12.
+const std::vector<std::pair<std::string, std::vector<smelt::Budget>>>& match_sets() {
+  using B = smelt::Budget;
+  static const std::vector<std::pair<std::string, std::vector<B>>> sets{
+      {"flops,params,kv", {B::flops, B::params, B::kv}},
+      {"flops,params,kv,memory", {B::flops, B::params, B::kv, B::memory}},
+      {"flops,params,kv,time", {B::flops, B::params, B::kv, B::time}},
+      {"flops,params,kv,memory,time", {B::flops, B::params, B::kv, B::memory, B::time}},
+      {"memory", {B::memory}},
+      {"time", {B::time}},
+      {"memory,time", {B::memory, B::time}}};
+  return sets;
+}
+
+void derive_match(benchmark::State& state, const char* example, const std::vector<smelt::Budget>& match) {
+  const smelt::ModelConfig b = smelt::read_config(std::string(SMELT_SOURCE_DIR "/examples/") + example);
+  measure(state, b, {}, {.match = match, .hardware = "h100"});
+}
+
+// A default sweep (17 rows: the Baseline, 4 spans x 3 loop counts, 4 depths) of the 12-layer and the 54B-class
+// examples with time matched beside the three budgets: `smelt-match sweep BASELINE --match flops,params,kv,time
+// --hardware h100`.
+void sweep_time(benchmark::State& state, const char* example) {
+  const smelt::ModelConfig b = smelt::read_config(std::string(SMELT_SOURCE_DIR "/examples/") + example);
+  const smelt::MatchOptions o{
+      .match = {smelt::Budget::flops, smelt::Budget::params, smelt::Budget::kv, smelt::Budget::time},
+      .hardware = "h100"};
+  for (auto _ : state) {
+    const std::vector<smelt::SweepRow> rows = smelt::sweep(b, {}, {}, o);
+    benchmark::DoNotOptimize(rows);
+  }
+}
+
+// Registered at start-up, one per example and --match set.
+const bool registered = [] {
+  for (const auto& [short_name, example] :
+       {std::pair{"54b", "smelt-baseline-54b.json"}, std::pair{"12l", "smelt-baseline-12l.json"}})
+    for (const auto& [name, match] : match_sets()) {
+      const std::string label = std::string("derive_match/") + short_name + "/" + name;
+      benchmark::RegisterBenchmark(label.c_str(), derive_match, example, match)->Unit(benchmark::kMillisecond);
+    }
+  benchmark::RegisterBenchmark("sweep_time/12l", sweep_time, "smelt-baseline-12l.json")->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sweep_time/54b", sweep_time, "smelt-baseline-54b.json")->Unit(benchmark::kMillisecond);
+  return true;
+}();
 
 }  // namespace
 
