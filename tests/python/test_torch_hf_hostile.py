@@ -267,3 +267,15 @@ def test_a_with_code_checkpoint_without_smelt_refuses_what_smelt_refuses(tmp_pat
         with pytest.raises(smelt.ConfigError) as e:
             sh.SmeltConfig(smelt=cfg)
         assert str(e.value).splitlines()[0] in done.stdout
+
+
+def test_a_top_level_loop_block_or_a_disagreeing_head_dim_in_config_json_is_refused(tmp_path):
+    # smelt's reader refuses a top-level loop block for model_type "smelt" and compares head_dim with the native
+    # block; SmeltConfig passes those keys to it, so from_pretrained of a hand-edited config.json refuses them too.
+    for key, value in (("loop", {"first_layer": 1, "last_layer": 2, "count": 3}), ("head_dim", 7)):
+        folder = saved(tmp_path / key)
+        path = folder / "config.json"
+        path.write_text(json.dumps(dict(json.loads(path.read_text()), **{key: value})))
+        with pytest.raises(smelt.ConfigError) as e:
+            Auto.from_pretrained(folder)
+        assert str(e.value).splitlines()[-1].strip().startswith(f"{key} = ")

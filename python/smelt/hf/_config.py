@@ -26,6 +26,10 @@ MIRRORS = {
     "num_attention_heads": ("attention", "num_heads"),
     "tie_word_embeddings": ("tie_embeddings",),
 }
+# Top-level keys smelt's reader checks against the native block when a file has them (a top-level loop block is
+# refused, the rest compared; src/config/hf_smelt.cpp): a hand-edited config.json must not say one thing to
+# transformers and another to the model. Left in place for transformers.
+CHECKED = ("loop", "loops", "max_position_embeddings", "intermediate_size", "num_key_value_heads", "head_dim")
 # How the routers route, which the native config has no field for (smelt.torch.build_model): the defaults are a
 # native config's; smelt.hf.SmeltForCausalLM.from_family sets the family's.
 ROUTING = {"renormalize": True, "sigmoid_form": "llama4", "deepseek": False, "clamped_swiglu": None}
@@ -56,7 +60,7 @@ class SmeltConfig(PreTrainedConfig):
     ) -> None:
         copies = {k: kwargs.pop(k) for k in list(kwargs) if k in MIRRORS}
         if smelt is not None:
-            smelt = _checked(smelt, copies)
+            smelt = _checked(smelt, copies, {k: kwargs[k] for k in CHECKED if k in kwargs})
             for key, path in MIRRORS.items():
                 value: Any = smelt
                 for part in path:
@@ -71,9 +75,10 @@ class SmeltConfig(PreTrainedConfig):
         super().__init__(**kwargs)
 
 
-def _checked(native: Any, copies: dict) -> dict:
+def _checked(native: Any, copies: dict, checked: dict | None = None) -> dict:
     """The native config as smelt reads it (a ConfigError names each bad field as ``smelt.<field>``, a copy that
-    differs by its transformers name), in smelt's canonical form."""
+    differs by its transformers name, a top-level loop block), in smelt's canonical form. ``checked``: the keys
+    of CHECKED the file has, which smelt's reader compares (without smelt, only the copies are compared)."""
     if smelt is None:  # without smelt (a checkpoint's own code): smelt's rules in pure Python (_native.py)
         try:
             native = read_native(native, "smelt")
@@ -92,7 +97,7 @@ def _checked(native: Any, copies: dict) -> dict:
         native = native.to_dict()
     if not isinstance(native, dict):
         raise smelt.ConfigError(f"smelt = {type(native).__name__}: must be a native smelt config (a dict)")
-    wrapped = dict(copies, model_type="smelt", smelt=native)
+    wrapped = dict(checked or {}, **copies, model_type="smelt", smelt=native)
     return smelt.read_config(wrapped, source="config.json").to_dict()
 
 
