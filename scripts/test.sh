@@ -18,27 +18,32 @@ start=$SECONDS
 failed=()
 not_run=()
 
-# CPU seconds (user + sys) of every finished child so far, from bash's `times`.
-cpu_seconds() {
-  times | tail -1 | awk '{
+# CPU seconds (user + sys) of every finished child so far, from bash's `times`, into cpu_now. `times` runs in
+# this shell (a pipeline or $(...) would run it in a subshell, which counts only its own children).
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
+cpu_now=0
+read_cpu() {
+  times >"$times_file"
+  cpu_now=$(awk 'NR == 2 {
     total = 0
     for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); total += p[1] * 60 + p[2] }
-    printf "%d", total }'
+    printf "%d", total }' "$times_file")
 }
 phase_name=""
 phase_start=$SECONDS
 phase_cpu=0
 end_phase() {
   [ -n "$phase_name" ] || return 0
-  local cpu
-  cpu=$(cpu_seconds)
-  echo "   ($phase_name: $((SECONDS - phase_start)) s wall, $((cpu - phase_cpu)) s CPU)"
+  read_cpu
+  echo "   ($phase_name: $((SECONDS - phase_start)) s wall, $((cpu_now - phase_cpu)) s CPU)"
 }
 phase() {
   end_phase
   phase_name=$1
   phase_start=$SECONDS
-  phase_cpu=$(cpu_seconds)
+  read_cpu
+  phase_cpu=$cpu_now
   echo "== $1${2:+ ($2)}"
 }
 # run NAME COMMAND...: the command as a phase; a non-zero exit is recorded, and the script goes on.
@@ -126,8 +131,8 @@ else
 fi
 end_phase
 
-total_cpu=$(cpu_seconds)
-summary="$((SECONDS - start)) s wall, $((total_cpu / 60)) CPU-minutes"
+read_cpu
+summary="$((SECONDS - start)) s wall, $((cpu_now / 60)) CPU-minutes"
 if [ ${#failed[@]} -eq 0 ] && [ ${#not_run[@]} -eq 0 ]; then
   echo "test: all checks passed in $summary"
   exit 0
