@@ -30,10 +30,10 @@ _spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "bench" / 
 probe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(probe)
 
-# Ouro and Huginn (sandwich norms, per-pass norms, gates and adapters) are refused by the memory model: see the
-# test below.
+# Ouro, Huginn and Nanbeige (sandwich norms, per-pass norms, gates and adapters) are refused by the memory model:
+# see the test below.
 EXAMPLES = sorted(p for p in EX.glob("*.json")) + sorted(
-    p for p in (EX / "hf").glob("*.json") if not p.name.startswith(("ouro", "huginn"))
+    p for p in (EX / "hf").glob("*.json") if not p.name.startswith(("ouro", "huginn", "nanbeige"))
 )
 DTYPES = {"float32": "fp32", "bfloat16": "bf16"}
 

@@ -37,6 +37,7 @@ BUILT = [
     "hf/olmoe-1b-7b-0924.json",
     "hf/ouro-1.4b.json",
     "hf/ouro-2.6b.json",
+    "hf/nanbeige4.2-3b.json",
     "hf/dbrx.json",
     "hf/gpt-oss-20b.json",
     "hf/gpt-oss-120b.json",
