@@ -109,6 +109,12 @@ bool of_parameters(std::string_view quantity) {
 
 }  // namespace
 
+Violation out_of_memory_violation(const ModelConfig& c, const MemoryLayout& l, std::string_view what) {
+  return Violation(fmt::format("out of memory: the {} of {} layers over {} stages could not be allocated", what,
+                               c.num_layers,
+                               detail::mention(detail::option_name<MemoryLayout>("pp"), std::to_string(l.pp))));
+}
+
 Violation overflow_violation(const ModelConfig& c, const MemoryLayout& l, std::string_view quantity) {
   if (of_parameters(quantity))
     return Violation(
@@ -250,16 +256,7 @@ MemoryReport memory(const CheckedConfig& checked, const MemoryLayout& layout) {
   const ModelConfig& c = checked;
   require_modelled(c);
   const ResolvedLayout r = memory_detail::resolve_layout(c, layout);
-  try {
-    return count_memory(c, r);
-  } catch (const detail::overflow& e) {
-    throw overflow_error(memory_detail::overflow_violation(c, r.layout, e.quantity()));
-  } catch (const std::bad_alloc&) {
-    // The report grows with the stages and the kinds of their layers: only a layout of very many stages gets here.
-    throw config_error(Violation(
-        fmt::format("out of memory: the memory report of {} layers over {} stages could not be allocated", c.num_layers,
-                    detail::mention(detail::option_name<MemoryLayout>("pp"), std::to_string(r.layout.pp)))));
-  }
+  return memory_detail::named_failures(c, r, "memory report", [&] { return count_memory(c, r); });
 }
 
 }  // namespace smelt

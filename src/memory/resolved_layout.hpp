@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <string_view>
 #include <vector>
 
 #include "smelt/config.hpp"
+#include "smelt/error.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/violations.hpp"
+#include "util/checked.hpp"
 
 namespace smelt::memory_detail {
 
@@ -32,6 +35,23 @@ void check_shards(const ModelConfig& config, const MemoryLayout& layout, detail:
 // the config's sizes for its parameters, else the layout's tokens (MemoryLayout::micro_batch and seq in training,
 // batch and context in inference), as mentions the caller names its own way.
 Violation overflow_violation(const ModelConfig& config, const MemoryLayout& layout, std::string_view quantity);
+
+// A report (`what`: "memory report", "time report") that could not be allocated: it grows with the stages and the
+// kinds of their layers, so only a layout of very many stages gets here; named by MemoryLayout::pp.
+Violation out_of_memory_violation(const ModelConfig& config, const MemoryLayout& layout, std::string_view what);
+
+// Runs `run` (the memory or the time report of the resolved layout `r`), an overflow named by the inputs that size
+// it and an allocation failure by the layout: both the input's fault (config errors, exit code 2 in smelt-match).
+template <class Run>
+auto named_failures(const ModelConfig& config, const ResolvedLayout& r, std::string_view what, Run&& run) {
+  try {
+    return run();
+  } catch (const detail::overflow& e) {
+    throw overflow_error(overflow_violation(config, r.layout, e.quantity()));
+  } catch (const std::bad_alloc&) {
+    throw config_error(out_of_memory_violation(config, r.layout, what));
+  }
+}
 
 // Checks every field of `layout` against its row and the config (config_error
 // listing every field, value and rule at once) and resolves its defaults.

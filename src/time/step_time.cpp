@@ -297,21 +297,6 @@ TimeReport report_of(const ModelConfig& c, const MemoryLayout& layout, const mem
   return report;
 }
 
-// Runs `run`, an overflow named by the inputs that size it and an allocation failure by the layout (both the
-// input's fault, exit code 2 in smelt-match).
-template <class Run>
-auto named_failures(const ModelConfig& c, const memory_detail::ResolvedLayout& r, Run&& run) {
-  try {
-    return run();
-  } catch (const detail::overflow& e) {
-    throw overflow_error(memory_detail::overflow_violation(c, r.layout, e.quantity()));
-  } catch (const std::bad_alloc&) {
-    throw config_error(Violation(
-        fmt::format("out of memory: the time report of {} layers over {} stages could not be allocated", c.num_layers,
-                    detail::mention(detail::option_name<MemoryLayout>("pp"), std::to_string(r.layout.pp)))));
-  }
-}
-
 }  // namespace
 
 void time_detail::check_options(const TimeOptions& options, detail::Violations& errors) { check(options, errors); }
@@ -319,7 +304,7 @@ void time_detail::check_options(const TimeOptions& options, detail::Violations& 
 double time_detail::training_seconds_per_token(const ModelConfig& c, const MemoryLayout& layout, const HardwareSpec& hw,
                                                const TimeOptions& options) {
   const memory_detail::ResolvedLayout r = resolve(c, layout, options);
-  return named_failures(c, r, [&] {
+  return memory_detail::named_failures(c, r, "time report", [&] {
     StepTime forward;
     return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, options, hw, forward).seconds_per_token();
   });
@@ -329,7 +314,7 @@ TimeReport step_time(const CheckedConfig& checked, const MemoryLayout& layout, c
                      const TimeOptions& options) {
   const ModelConfig& c = checked;
   const memory_detail::ResolvedLayout r = resolve(c, layout, options);
-  return named_failures(c, r, [&] { return report_of(c, layout, r, hw, options); });
+  return memory_detail::named_failures(c, r, "time report", [&] { return report_of(c, layout, r, hw, options); });
 }
 
 }  // namespace smelt
