@@ -1,12 +1,13 @@
 # The error tree: structured violations, library messages in API names, the
 # CLI's one flag table and exit-code mapping.
-add_executable(smelt_errors_tests support/main_test.cpp unit/util/library_names_test.cpp cli/exit_codes_test.cpp
+add_executable(smelt_errors_tests unit/util/library_names_test.cpp cli/exit_codes_test.cpp
                                   ${PROJECT_SOURCE_DIR}/cli/flag_names.cpp)
 target_include_directories(smelt_errors_tests PRIVATE support ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/cli)
-target_link_libraries(smelt_errors_tests PRIVATE smelt::smelt smelt_util_internal Catch2::Catch2 ${SMELT_FMT} smelt_warnings)
+target_link_libraries(smelt_errors_tests PRIVATE smelt_test_main smelt::smelt smelt_util_internal ${SMELT_FMT} smelt_warnings)
 target_compile_definitions(smelt_errors_tests PRIVATE SMELT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_compile_options(smelt_errors_tests PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-Wno-missing-field-initializers>)
-catch_discover_tests(smelt_errors_tests EXTRA_ARGS --warn NoTests)
+smelt_optimise_tests(smelt_errors_tests)
+smelt_add_catch_tests(smelt_errors_tests)
 
 # No string literal in the library names a flag (the unit tests above trigger the
 # messages; this catches one no test triggers yet).
@@ -36,8 +37,9 @@ smelt_cli_test(errors.list.spaces EXIT 0
                STDOUT "^kind,[^\n]*\nloop,0.25,1,5-7,2,[^\n]*\nloop,0.5,1,4-9,2,[^\n]*\n$")
 
 # The option structs' field tables against --help and docs/cli.md: the subcommands as smelt-match builds them.
-add_executable(smelt_option_table_tests support/main_test.cpp cli/option_table_test.cpp)
+add_executable(smelt_option_table_tests cli/option_table_test.cpp)
 target_include_directories(smelt_option_table_tests PRIVATE support ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/cli)
-target_link_libraries(smelt_option_table_tests PRIVATE smelt_cli smelt::smelt Catch2::Catch2 ${SMELT_FMT} smelt_warnings)
+target_link_libraries(smelt_option_table_tests PRIVATE smelt_test_main smelt_cli smelt::smelt ${SMELT_FMT} smelt_warnings)
 target_compile_definitions(smelt_option_table_tests PRIVATE SMELT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-catch_discover_tests(smelt_option_table_tests EXTRA_ARGS --warn NoTests)
+smelt_optimise_tests(smelt_option_table_tests)
+smelt_add_catch_tests(smelt_option_table_tests)

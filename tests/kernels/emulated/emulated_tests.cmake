@@ -11,9 +11,9 @@ endif()
 
 # The kernels themselves, compiled as host C++ and run through a CPU emulation
 # (cuda_emulation.hpp): CUDA headers only, no CUDA library, no device.
-add_executable(kernels_emulated_test support/main_test.cpp kernels/emulated/kernels_emulated_test.cpp)
+add_executable(kernels_emulated_test kernels/emulated/kernels_emulated_test.cpp)
 target_include_directories(kernels_emulated_test PRIVATE kernels/emulated support ${PROJECT_SOURCE_DIR}/kernels ${cuda_headers})
-target_link_libraries(kernels_emulated_test PRIVATE Catch2::Catch2 Threads::Threads)
+target_link_libraries(kernels_emulated_test PRIVATE smelt_test_main Threads::Threads)
 # The kernels are device code written for nvcc: the host project's -Wconversion
 # family does not apply to them, g++ does not know #pragma unroll, and their
 # 16-byte accesses through uint4 pointers need -fno-strict-aliasing on a host compiler.
@@ -37,17 +37,17 @@ if(NOT SMELT_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_link_options(kernels_emulated_objects PUBLIC -fsanitize=address)
 endif()
 set_source_files_properties(kernels/emulated/fake_cuda.cpp PROPERTIES COMPILE_OPTIONS -O2)  # its naive GEMMs
-add_executable(emulated_layer_test support/main_test.cpp kernels/emulated/emulated_layer_test.cpp)
+add_executable(emulated_layer_test kernels/emulated/emulated_layer_test.cpp)
 target_include_directories(emulated_layer_test PRIVATE support)
-target_link_libraries(emulated_layer_test PRIVATE kernels_emulated_objects Catch2::Catch2)
+target_link_libraries(emulated_layer_test PRIVATE smelt_test_main kernels_emulated_objects)
 # Up to 69 s each in Release on 2 idle cores (docs/development.md): a wide margin for a busy machine.
 catch_discover_tests(emulated_layer_test PROPERTIES TIMEOUT 900)
 # The same under ThreadSanitizer: a race between a block's threads (a missing
 # __syncthreads or __syncwarp, on shared or global memory) is reported.
 if(NOT SMELT_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-  add_executable(kernels_emulated_tsan_test support/main_test.cpp kernels/emulated/kernels_emulated_test.cpp)
+  add_executable(kernels_emulated_tsan_test kernels/emulated/kernels_emulated_test.cpp)
   target_include_directories(kernels_emulated_tsan_test PRIVATE kernels/emulated support ${PROJECT_SOURCE_DIR}/kernels ${cuda_headers})
-  target_link_libraries(kernels_emulated_tsan_test PRIVATE Catch2::Catch2 Threads::Threads)
+  target_link_libraries(kernels_emulated_tsan_test PRIVATE smelt_test_main Threads::Threads)
   target_compile_options(kernels_emulated_tsan_test
     PRIVATE -Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing -fsanitize=thread -O1 -g)
   target_link_options(kernels_emulated_tsan_test PRIVATE -fsanitize=thread)
