@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "property_cases.hpp"
 #include "scratch_dir.hpp"
 #include "smelt/error.hpp"
 #include "smelt/solve.hpp"
@@ -108,7 +109,8 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
   int empty_spaces = 0;
   int redrawn = 0;
   int limited_trials = 0;  // where the time limit dropped a candidate
-  for (int trial = 0; trial < trials; ++trial) {
+  const int drawn = test::property_cases(trials);
+  for (int trial = 0; trial < drawn; ++trial) {
     const ModelConfig b = random_baseline(r);
     LoopRecipe recipe;
     recipe.span = std::vector<LoopSpan>{LoopSpan::middle_half(), LoopSpan::full(), LoopSpan::of_fraction(0.25),
@@ -241,6 +243,7 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
     brute_work += slow.evaluated;
     limited_trials += fast.dropped_for_time > 0 ? 1 : 0;
   }
+  if (!test::every_case) return;
   // The search counts far fewer configs than the spaces hold. With memory or time matched alone, every (H,
   // geometry) holds a candidate near the target, and these spaces have few expert counts each (two or more):
   // each costs its two ends and a count or two between them, a third of the space or more.
