@@ -148,13 +148,11 @@ void derive_match(benchmark::State& state, const char* example, const std::vecto
 }
 
 // A default sweep (17 rows: the Baseline, 4 spans x 3 loop counts, 4 depths) of the 12-layer and the 54B-class
-// examples with time matched beside the three budgets: `smelt-match sweep BASELINE --match flops,params,kv,time
-// --hardware h100`.
-void sweep_time(benchmark::State& state, const char* example) {
+// examples with time matched beside the three budgets, `smelt-match sweep BASELINE --match flops,params,kv,time
+// --hardware h100` (sweep_time), or alone, `--match time` (sweep_time_alone).
+void sweep_match(benchmark::State& state, const char* example, const std::vector<smelt::Budget>& match) {
   const smelt::ModelConfig b = smelt::read_config(std::string(SMELT_SOURCE_DIR "/examples/") + example);
-  const smelt::MatchOptions o{
-      .match = {smelt::Budget::flops, smelt::Budget::params, smelt::Budget::kv, smelt::Budget::time},
-      .hardware = "h100"};
+  const smelt::MatchOptions o{.match = match, .hardware = "h100"};
   for (auto _ : state) {
     const std::vector<smelt::SweepRow> rows = smelt::sweep(b, {}, {}, o);
     benchmark::DoNotOptimize(rows);
@@ -169,8 +167,16 @@ const bool registered = [] {
       const std::string label = std::string("derive_match/") + short_name + "/" + name;
       benchmark::RegisterBenchmark(label.c_str(), derive_match, example, match)->Unit(benchmark::kMillisecond);
     }
-  benchmark::RegisterBenchmark("sweep_time/12l", sweep_time, "smelt-baseline-12l.json")->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("sweep_time/54b", sweep_time, "smelt-baseline-54b.json")->Unit(benchmark::kMillisecond);
+  using B = smelt::Budget;
+  for (const auto& [short_name, example] :
+       {std::pair{"12l", "smelt-baseline-12l.json"}, std::pair{"54b", "smelt-baseline-54b.json"}}) {
+    benchmark::RegisterBenchmark((std::string("sweep_time/") + short_name).c_str(), sweep_match, example,
+                                 std::vector<B>{B::flops, B::params, B::kv, B::time})
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string("sweep_time_alone/") + short_name).c_str(), sweep_match, example,
+                                 std::vector<B>{B::time})
+        ->Unit(benchmark::kMillisecond);
+  }
   return true;
 }();
 

@@ -127,6 +127,9 @@ class Search {
   // sizes are a prefix and a suffix of the ascending list.
   void visit(const Geometry& g, i64 w) {
     figures_.clear();
+    seed_k_.reset();
+    prev_seed_k_.reset();
+    slopes_.clear();
     const detail::IndexSpan span = detail::hidden_span(plan_, g);
     std::size_t ih = span.lo;
     // The binary search's probes that did not fall short lie where the visit
@@ -163,17 +166,20 @@ class Search {
       if (top_.full() && short_of(c1)) continue;  // the threshold fell since the binary search
       // Memory and time counted only where the counted budgets leave a candidate that can enter: at the
       // largest E first, since a short size (skipped) is commoner than an over one (which ends the visit).
+      Ends ends{true, true};
       if (objective_.memory || objective_.time) {
         if (top_.full() && lines_beyond_threshold(c0, c1)) continue;
-        if (!(reuse && probe_complete)) complete(c1, h, e_max, g, w);
-        if (top_.full() && short_of(c1)) continue;
-        if (one_e)
+        if (one_e) {
+          if (!(reuse && probe_complete)) complete(c1, h, e_max, g, w);
           c0 = c1;
-        else
-          complete(c0, h, e_min, g, w);
-        if (top_.full() && over(c0)) break;
+          if (top_.full() && short_of(c1)) continue;
+          if (top_.full() && over(c0)) break;
+        } else {
+          // Memory and time at the ends are counted only where the search over E asks for them (section 7 (b'')).
+          ends = {false, reuse && probe_complete};
+        }
       }
-      if (offer_best_e(h, g, w, c0, c1)) break;  // over the memory limit at the fewest experts, as every wider H
+      if (offer_best_e(h, g, w, c0, c1, ends)) break;  // over at the fewest experts: so is every wider H
     }
   }
 
@@ -208,6 +214,12 @@ class Search {
     if (objective_.memory) c[i++] = memory_of(h, e, g, w).bytes.value_or(static_cast<i64>(target_memory_));
     if (objective_.time) c[i] = time_of(h, e, g, w).value_or(target_time_);
   }
+
+  // Whether the components at the smallest and the largest expert count hold memory and time already.
+  struct Ends {
+    bool first = true;
+    bool last = true;
+  };
 
   // A candidate's memory and time, each counted once per visit of its (g, w): the search, the limits and the
   // closest fitting expert count ask for the same candidates again.
@@ -369,7 +381,7 @@ class Search {
   // The best expert count of one (H, g, w), from its components at the
   // smallest (c0) and the largest (c1) expert count, offered to the top list;
   // true where the fewest experts exceed the memory limit (offer()).
-  bool offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1) {
+  bool offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0, const Components& c1, Ends ends) {
     const i64 n = static_cast<i64>(plan_.experts.size());
     // Each component is affine in the expert index k: c0 + k * step. Memory and
     // time are not (the most loaded pipeline stage can change with E, sharded
@@ -384,11 +396,13 @@ class Search {
     }
     if (!affine) {
       std::map<i64, Components> seen;
-      auto [best, k] = best_counted_e(h, g, w, c0, c1, step, line, seen);
+      auto [best, k] = best_counted_e(h, g, w, c0, c1, ends, step, line, seen);
+      // The fewest experts over a target by more than the threshold: so is every wider H (section 7 (d)).
+      if (const auto first = seen.find(0); top_.full() && first != seen.end() && over(first->second)) return true;
       return offer(std::move(best), k, [&](i64 j) {
-        const auto it = seen.find(j);  // counted already, or counted now
-        return objective_.score(
-            it != seen.end() ? it->second : components(h, plan_.experts[static_cast<std::size_t>(j)], g, w), goal_);
+        if (const auto it = seen.find(j); it != seen.end()) return objective_.score(it->second, goal_);
+        seen.emplace(j, complete_at(h, g, w, j, c0, c1));  // counted now
+        return objective_.score(seen.at(j), goal_);
       });
     }
     const auto at = [&](i64 k) {
@@ -426,19 +440,34 @@ class Search {
     return i + tail >= goal_.size();
   }
 
+  // The complete components (memory and time counted) at expert index j of one (H, g, w), the lines' counts at
+  // the ends reused there so that no config is counted twice.
+  Components complete_at(i64 h, const Geometry& g, i64 w, i64 j, const Components& c0, const Components& c1) {
+    const i64 n = static_cast<i64>(plan_.experts.size());
+    const i64 e = plan_.experts[static_cast<std::size_t>(j)];
+    if (j != 0 && j != n - 1) return components(h, e, g, w);
+    Components c = j == 0 ? c0 : c1;
+    complete(c, h, e, g, w);
+    return c;
+  }
+
   // The best expert index of one (H, g, w) where some component is not a line
   // in k. Every component is non-decreasing in k (docs/solver.md section 7
-  // (e)), so between two counted indices a < k < b a component that is not a
-  // line lies in [c_a, c_b], and its mismatch at k is at least the distance
-  // from the target to that interval: one bound for the whole gap (a, b). The
-  // lines' largest mismatch is convex in k, so over the gap it is smallest at
-  // its overall minimiser clamped into the gap. Counts the gap's best point
-  // with the smallest bound until no gap can beat the best counted (more
-  // experts win ties, as in TopCandidates): exact, and a few counts where the
-  // lines and the bounds agree.
+  // (b′)), so a component that is not a line lies, at every k between two
+  // counted indices a < k < b, in [c_a, c_b], and its mismatch there is at least
+  // the distance from the target to that interval: one bound for the whole gap
+  // (a, b). Below the lowest counted index it is at most c_a (a bound where the
+  // target is above c_a, none otherwise), above the highest at least c_b. The
+  // lines' largest mismatch is convex in k, so over a gap it is smallest at its
+  // overall minimiser clamped into the gap. Counts a point of the gap with the
+  // smallest bound until no gap can beat the best counted (more experts win
+  // ties, as in TopCandidates): exact, and a few counts where the lines, the
+  // bounds and the chords agree. `ends` says whether c0 and c1 hold memory and
+  // time already; where they do not, the ends are counted only if the search
+  // asks for them.
   // Returns the best candidate, scored, and its expert index; `seen` holds every index it counted.
   std::pair<detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
-                                               const Components& c1, const std::vector<i128>& step,
+                                               const Components& c1, Ends ends, const std::vector<i128>& step,
                                                const std::vector<bool>& line, std::map<i64, Components>& seen) {
     const i64 n = static_cast<i64>(plan_.experts.size());
     const auto line_max = [&](i64 k) {
@@ -455,66 +484,112 @@ class Search {
       if (line[i] && step[i] == 0)
         if (const Fraction f = detail::gap(c0[i], goal_[i]); detail::compare(f, fixed) > 0) fixed = f;
     const auto less = [](const Fraction& x, const Fraction& y) { return detail::compare(x, y) < 0; };
-    seen = {{0, c0}, {n - 1, c1}};
+    seen.clear();
+    if (ends.first) seen.emplace(0, c0);
+    if (ends.last) seen.emplace(n - 1, c1);
     detail::TopCandidates best(plan_, 1);
     const auto offer_k = [&](i64 k, const Components& c) {
       best.offer({objective_.score(c, goal_), h, plan_.experts[static_cast<std::size_t>(k)], g, w});
     };
-    offer_k(0, c0);
-    if (n > 1) offer_k(n - 1, c1);
+    for (const auto& [k, c] : seen) offer_k(k, c);
     for (;;) {
+      // The gaps between the counted indices, and below the lowest and above the highest (a = -1, b = n).
       std::optional<Fraction> lowest;
-      auto gap = seen.end();
-      for (auto a = seen.begin(), b = std::next(a); b != seen.end(); ++a, ++b) {
-        if (b->first == a->first + 1) continue;
-        const i64 k = std::clamp(line_best, a->first + 1, b->first - 1);
-        Fraction bound = line_max(k);
-        for (std::size_t i = 0; i < goal_.size(); ++i) {
-          if (line[i]) continue;
-          const i128 below = a->second[i], above = b->second[i];
-          const Fraction f = goal_[i] < below   ? detail::gap(below, goal_[i])
-                             : goal_[i] > above ? detail::gap(above, goal_[i])
-                                                : Fraction{0, 1};
-          if (detail::compare(f, bound) > 0) bound = f;
+      i64 gap_a = 0, gap_b = 0;
+      auto a = seen.end();
+      for (auto b = seen.begin();; ++b) {
+        const i64 ka = a == seen.end() ? -1 : a->first, kb = b == seen.end() ? n : b->first;
+        if (kb > ka + 1) {
+          Fraction bound = line_max(std::clamp(line_best, ka + 1, kb - 1));
+          for (std::size_t i = 0; i < goal_.size(); ++i) {
+            if (line[i]) continue;
+            const Fraction f = a != seen.end() && goal_[i] < a->second[i]   ? detail::gap(a->second[i], goal_[i])
+                               : b != seen.end() && goal_[i] > b->second[i] ? detail::gap(b->second[i], goal_[i])
+                                                                            : Fraction{0, 1};
+            if (detail::compare(f, bound) > 0) bound = f;
+          }
+          if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, gap_a = ka, gap_b = kb;
         }
-        if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, gap = a;
+        if (b == seen.end()) break;
+        a = b;
       }
-      if (gap == seen.end() || detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
+      if (!lowest) break;
+      if (!best.sorted().empty() && detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
       // Nor where no candidate left can enter the top list: then the best counted is this (H, g, w)'s best or
       // cannot enter either, as the best cannot.
       if (top_.full() && detail::compare(std::max(*lowest, fixed, less), top_.threshold()) > 0) break;
-      const i64 next = count_point(*gap, *std::next(gap), line, line_max);
-      const Components c = components(h, plan_.experts[static_cast<std::size_t>(next)], g, w);
+      const i64 next = count_point(gap_a, gap_b, seen, line, line_max);
+      const Components c = complete_at(h, g, w, next, c0, c1);
       offer_k(next, c);
       seen.emplace(next, c);
     }
     const detail::Found& found = best.sorted().front();
     const auto k = std::lower_bound(plan_.experts.begin(), plan_.experts.end(), found.experts) - plan_.experts.begin();
+    remember_slopes(static_cast<i64>(k), seen, line);
     return {found, static_cast<i64>(k)};
   }
 
-  // Where to count in the gap between the counted indices a and b: the k whose estimated largest mismatch is
-  // smallest, each component that is not a line taken on its chord from a to b (memory and time are close to
-  // affine in k). Any k of the gap keeps the search exact, since its bound covers the whole gap; this one
-  // finds the best in a few counts where the chords are close (the lines' minimiser alone, for memory or time
-  // matched alone, walked the gap one expert count at a time).
+  // After a search over E: where its best lies and each component's slope there (between the best and the
+  // counted index next to it), for the next hidden size of the visit to start from (count_point()).
+  void remember_slopes(i64 k, const std::map<i64, Components>& seen, const std::vector<bool>& line) {
+    prev_seed_k_ = seed_k_;
+    seed_k_ = k;
+    const auto at = seen.find(k);
+    auto next = std::next(at);
+    if (next == seen.end()) {
+      if (at == seen.begin()) return;
+      next = std::prev(at);
+    }
+    slopes_.assign(goal_.size(), {0, 0});
+    for (std::size_t i = 0; i < goal_.size(); ++i)
+      if (!line[i]) slopes_[i] = {next->second[i] - at->second[i], next->first - at->first};
+  }
+
+  // Where to count in the gap between the indices a and b (-1 and n where nothing is counted below or above):
+  // the k whose estimated largest mismatch is smallest, each component that is not a line taken on its chord
+  // from a to b (memory and time are close to affine in k). An end that is not counted is extrapolated with the
+  // slopes the visit's previous hidden size left; without them it is counted itself. Any k of the gap keeps the
+  // search exact, since its bound covers the whole gap; this one finds the best in a few counts where the chords
+  // are close (the lines' minimiser alone, for memory or time matched alone, walked the gap one expert count at
+  // a time).
   template <class LineMax>
-  i64 count_point(const std::pair<const i64, Components>& a, const std::pair<const i64, Components>& b,
-                  const std::vector<bool>& line, const LineMax& line_max) const {
-    const i128 span = b.first - a.first;
+  i64 count_point(i64 a, i64 b, const std::map<i64, Components>& seen, const std::vector<bool>& line,
+                  const LineMax& line_max) const {
+    const i64 n = static_cast<i64>(plan_.experts.size());
+    const bool have_a = a >= 0, have_b = b < n;
+    // The best index moves as H grows (down, where memory or time rises with H): where the last two hidden sizes'
+    // bests say it is now.
+    const std::optional<i64> guess =
+        seed_k_ ? std::optional<i64>(std::clamp(2 * *seed_k_ - prev_seed_k_.value_or(*seed_k_), i64{0}, n - 1))
+                : std::nullopt;
+    if (!have_a && !have_b) return guess.value_or(n - 1);
+    if (!have_a || !have_b) {
+      if (guess && *guess > a && *guess < b) return *guess;
+      if (slopes_.empty()) return have_a ? n - 1 : 0;
+    }
+    // Each end's values: counted, or extrapolated from the other with the remembered slopes.
+    const auto values = [&](i64 at, i64 from) {
+      if (const auto it = seen.find(at); it != seen.end()) return it->second;
+      Components c = seen.at(from);
+      for (std::size_t i = 0; i < c.size(); ++i)
+        if (!line[i] && slopes_[i].second != 0) c[i] += slopes_[i].first * (at - from) / slopes_[i].second;
+      return c;
+    };
+    const Components va = values(a, have_a ? a : b), vb = values(b, have_b ? b : a);
+    const i128 span = b - a;
     const auto estimate = [&](i64 k) {
       Fraction worst = line_max(k);
       for (std::size_t i = 0; i < goal_.size(); ++i) {
         if (line[i]) continue;
         // The chord at k times span, against the target times span: |chord - t| / t, exactly.
-        const i128 chord = a.second[i] * span + (b.second[i] - a.second[i]) * (k - a.first);
+        const i128 chord = va[i] * span + (vb[i] - va[i]) * (k - a);
         const i128 target = goal_[i] * span;
         const Fraction f{chord > target ? chord - target : target - chord, goal_[i] > 0 ? target : span};
         if (detail::compare(f, worst) > 0) worst = f;
       }
       return worst;
     };
-    return rightmost_minimiser(a.first + 1, b.first - 1, estimate);
+    return rightmost_minimiser(a + 1, b - 1, estimate);
   }
 
   const detail::Plan& plan_;
@@ -536,6 +611,11 @@ class Search {
   bool over_limit_ = false;        // the last fits(): over a limit (not refused by the layout)
   bool over_time_ = false;         // the last fits(): over the time limit
   std::optional<i64> last_bytes_;  // the last fits(): the memory counted, if it was
+  // Where the search over E of the visit's previous hidden size ended: its best index, and each component's
+  // slope there (per index, as a fraction) for those that are not lines; where the next one starts counting.
+  std::optional<i64> seed_k_;
+  std::optional<i64> prev_seed_k_;  // and the one before it
+  std::vector<std::pair<i128, i64>> slopes_;
 };
 
 }  // namespace

@@ -102,8 +102,9 @@ const std::string& h100_without_overhead() {
 // possibly none), so that the search prunes on them alone.
 enum class Memory { off, limit, match, both, time_limit, time_match, time_both, memory_alone, time_alone, memory_time };
 
-void compare_with_brute_force(int trials, bool searched_width, Memory memory = Memory::off) {
-  Random r{memory == Memory::off ? 20261130u : 20261205u + static_cast<unsigned>(memory)};
+// `draw` picks another sequence of random spaces for the same kind of trial.
+void compare_with_brute_force(int trials, bool searched_width, Memory memory = Memory::off, unsigned draw = 0) {
+  Random r{(memory == Memory::off ? 20261130u : 20261205u + static_cast<unsigned>(memory)) + 1000u * draw};
   std::int64_t smart_work = 0;
   std::int64_t brute_work = 0;
   int empty_spaces = 0;
@@ -312,6 +313,15 @@ TEST_CASE("with time matched alone, the top candidates equal brute force on 12 r
 TEST_CASE("with memory and time matched, the top candidates equal brute force on 12 random spaces",
           "[solve][brute][memory][time]") {
   compare_with_brute_force(12, false, Memory::memory_time);
+}
+
+// The search over E starts each hidden size where the previous one's best lay, extrapolating an end it has not
+// counted (docs/solver.md section 7 (b′′)): more spaces where memory and time alone decide.
+TEST_CASE("with memory or time matched alone, the top candidates equal brute force on 3 x 24 more random spaces",
+          "[solve][brute][memory][time]") {
+  compare_with_brute_force(24, false, Memory::memory_alone, 1);
+  compare_with_brute_force(24, false, Memory::time_alone, 1);
+  compare_with_brute_force(24, false, Memory::memory_time, 1);
 }
 
 TEST_CASE("with time matched and the expert width searched, the top candidates equal brute force on 12 random spaces",
