@@ -26,6 +26,7 @@ Search::Search(const detail::Plan& plan, const ExactBudgets& target, Gate gate)
       scratch_(detail::make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front(),
                                       plan.widths.front())),
       top_(plan, static_cast<std::size_t>(plan.options.top)),
+      memory_eval_(plan.options.memory_layout),
       target_memory_(target.memory),
       target_time_(target.time),
       time_ceiling_(detail::time_ceiling(plan.options, target.time)),

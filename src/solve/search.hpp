@@ -16,6 +16,7 @@
 #include "solve/found.hpp"
 #include "solve/fraction.hpp"
 #include "solve/memory_budget.hpp"
+#include "solve/memory_eval.hpp"
 #include "solve/space.hpp"
 
 namespace smelt::detail {
@@ -165,6 +166,7 @@ class Search {
   const Components goal_;
   ModelConfig scratch_;
   detail::TopCandidates top_;
+  MemoryEvaluator memory_eval_;  // memory without the report, where it can be sure
   i128 target_memory_;
   i128 target_time_;
   i128 time_ceiling_;  // the largest training attoseconds per token under the time limit

@@ -35,7 +35,11 @@ const detail::MemoryFigure& Search::memory_of(i64 h, i64 e, const Geometry& g, i
   Figures& f = figures(h, e, g, w);
   if (!f.memory) {
     detail::set_knobs(plan_, h, e, g, w, scratch_);
-    f.memory = detail::memory_figure(scratch_, plan_.options.memory_layout);
+    // The full report only where the cheap count cannot be sure (MemoryEvaluator::bytes()).
+    if (const std::optional<i64> bytes = memory_eval_.bytes(scratch_))
+      f.memory = MemoryFigure{bytes, {}};
+    else
+      f.memory = detail::memory_figure(scratch_, plan_.options.memory_layout);
   }
   return *f.memory;
 }
