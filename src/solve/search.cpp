@@ -27,6 +27,7 @@ Search::Search(const detail::Plan& plan, const ExactBudgets& target, Gate gate)
                                       plan.widths.front())),
       top_(plan, static_cast<std::size_t>(plan.options.top)),
       memory_eval_(plan.options.memory_layout),
+      time_eval_(plan.hardware ? &*plan.hardware : nullptr, plan.options),
       target_memory_(target.memory),
       target_time_(target.time),
       time_ceiling_(detail::time_ceiling(plan.options, target.time)),

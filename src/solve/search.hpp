@@ -18,6 +18,7 @@
 #include "solve/memory_budget.hpp"
 #include "solve/memory_eval.hpp"
 #include "solve/space.hpp"
+#include "solve/time_budget.hpp"
 
 namespace smelt::detail {
 
@@ -167,6 +168,7 @@ class Search {
   ModelConfig scratch_;
   detail::TopCandidates top_;
   MemoryEvaluator memory_eval_;  // memory without the report, where it can be sure
+  TimeEvaluator time_eval_;      // time with the shape of the step found once
   i128 target_memory_;
   i128 target_time_;
   i128 time_ceiling_;  // the largest training attoseconds per token under the time limit

@@ -48,7 +48,7 @@ std::optional<i128> Search::time_of(i64 h, i64 e, const Geometry& g, i64 w) {
   Figures& f = figures(h, e, g, w);
   if (!f.time) {
     detail::set_knobs(plan_, h, e, g, w, scratch_);
-    f.time = detail::training_attoseconds(scratch_, *plan_.hardware, plan_.options);
+    f.time = time_eval_.attoseconds(scratch_);
   }
   return *f.time;
 }

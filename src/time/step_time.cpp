@@ -90,13 +90,26 @@ std::vector<i64> stage_shape(const std::vector<time_detail::VisitKind>& kinds, b
   return out;
 }
 
+// Each stage's kinds of visit in a training step.
+std::vector<std::vector<time_detail::VisitKind>> training_kinds(const ModelConfig& c,
+                                                                const memory_detail::ResolvedLayout& r,
+                                                                const TimeOptions& o, const LayerSchedule& plan) {
+  const MemoryLayout& l = r.layout;
+  const OpContext x{c, r, o, plan, l.micro_batch * l.seq / l.cp};
+  std::vector<std::vector<time_detail::VisitKind>> out;
+  out.reserve(r.stage_layers.size());
+  for (const auto& layers : r.stage_layers) out.push_back(time_detail::visit_kinds(x, layers));
+  return out;
+}
+
 // The training step: the most loaded stage's micro-batches, the pipeline's bubble, the gradients' reduction
 // and the optimizer's update.
+// `plan` the config's schedule, `stage_kinds` each stage's kinds of visit (time_detail::visit_kinds()).
 StepTime training_step(const ModelConfig& c, const CostReport& cost, const memory_detail::ResolvedLayout& r,
+                       const LayerSchedule& plan, const std::vector<std::vector<time_detail::VisitKind>>& stage_kinds,
                        const TimeOptions& o, const HardwareSpec& hw, StepTime& forward) {
   const MemoryLayout& l = r.layout;
   const Dtype dtype = l.activation_dtype;
-  const LayerSchedule plan = schedule(c);
   const OpContext x{c, r, o, plan, l.micro_batch * l.seq / l.cp};
   const i64 stages = static_cast<i64>(r.stage_layers.size());
   std::vector<Op> worst_fwd, worst_bwd;
@@ -105,8 +118,7 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   std::set<std::vector<i64>> timed;  // the shapes of the stages timed so far
   for (i64 s = 0; s < stages; ++s) {
     const bool first = s == 0, last = s == stages - 1;
-    const std::vector<time_detail::VisitKind> kinds =
-        time_detail::visit_kinds(x, r.stage_layers[static_cast<std::size_t>(s)]);
+    const std::vector<time_detail::VisitKind>& kinds = stage_kinds[static_cast<std::size_t>(s)];
     // A stage shaped like one timed before takes its time, which is no more than the worst's.
     if (!timed.insert(stage_shape(kinds, first, last)).second) continue;
     std::vector<Op> fwd = time_detail::forward_ops(x, kinds, first, last);
@@ -273,7 +285,8 @@ TimeReport report_of(const ModelConfig& c, const MemoryLayout& layout, const mem
   report.layout.microbatches = r.microbatches;
   report.options = options;
   const CostReport cost = count(c, CountOptions{false, r.layout.seq});
-  report.training = training_step(c, cost, r, options, hw, report.forward);
+  const LayerSchedule plan = schedule(c);
+  report.training = training_step(c, cost, r, plan, training_kinds(c, r, options, plan), options, hw, report.forward);
   report.decode = decode_step(c, r, options, hw);
   report.forward_seconds_per_token = report.forward.seconds_per_token();
   report.training_seconds_per_token = report.training.seconds_per_token();
@@ -306,7 +319,28 @@ double time_detail::training_seconds_per_token(const ModelConfig& c, const Memor
   const memory_detail::ResolvedLayout r = resolve(c, layout, options);
   return memory_detail::named_failures(c, r, "time report", [&] {
     StepTime forward;
-    return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, options, hw, forward).seconds_per_token();
+    const LayerSchedule plan = schedule(c);
+    return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, plan, training_kinds(c, r, options, plan),
+                         options, hw, forward)
+        .seconds_per_token();
+  });
+}
+
+time_detail::TrainingShape time_detail::training_shape(const ModelConfig& c, const MemoryLayout& layout,
+                                                       const TimeOptions& options) {
+  TrainingShape shape{resolve(c, layout, options), schedule(c), {}};
+  shape.kinds = memory_detail::named_failures(c, shape.r, "time report",
+                                              [&] { return training_kinds(c, shape.r, options, shape.schedule); });
+  return shape;
+}
+
+double time_detail::training_seconds_per_token(const ModelConfig& c, const TrainingShape& shape, const HardwareSpec& hw,
+                                               const TimeOptions& options) {
+  return memory_detail::named_failures(c, shape.r, "time report", [&] {
+    StepTime forward;
+    return training_step(c, count(c, CountOptions{false, shape.r.layout.seq}), shape.r, shape.schedule, shape.kinds,
+                         options, hw, forward)
+        .seconds_per_token();
   });
 }
 
