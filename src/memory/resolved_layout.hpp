@@ -14,6 +14,12 @@
 #include "smelt/violations.hpp"
 #include "util/checked.hpp"
 
+namespace smelt {
+// The memory model's refusal of what it does not model yet (a sandwich norm, a span's per-pass norm, gate, adapter,
+// LoRA, truncated backprop or KV policy): config_error naming each field (memory.cpp).
+void require_modelled(const ModelConfig& config);
+}  // namespace smelt
+
 namespace smelt::memory_detail {
 
 struct ResolvedLayout {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "memory/resolved_layout.hpp"
 #include "smelt/checked_config.hpp"
 #include "smelt/error.hpp"
 #include "smelt/time.hpp"
@@ -43,6 +44,32 @@ std::optional<i128> training_attoseconds(const ModelConfig& config, const Hardwa
     return std::nullopt;
   }
   return attoseconds(seconds);
+}
+
+std::optional<i128> TimeEvaluator::attoseconds(const ModelConfig& config) {
+  if (unsupported_) return training_attoseconds(config, *hardware_, options_);
+  {
+    Violations errors;
+    memory_detail::check_shards(config, options_.memory_layout, errors);
+    if (!errors.empty()) return std::nullopt;  // as training_attoseconds(): the layout cannot shard it
+  }
+  if (!shape_) {
+    try {
+      shape_ = time_detail::training_shape(config, options_.memory_layout, options_.time_options);
+    } catch (const config_error&) {
+      unsupported_ = true;  // the full path raises or refuses it, as before
+      return training_attoseconds(config, *hardware_, options_);
+    }
+  }
+  double seconds = 0;
+  try {
+    seconds = time_detail::training_seconds_per_token(config, *shape_, *hardware_, options_.time_options);
+  } catch (const overflow_error&) {
+    throw;
+  } catch (const config_error&) {
+    return std::nullopt;
+  }
+  return detail::attoseconds(seconds);
 }
 
 // NaN and infinity compare false with everything, and their cast to an integer is undefined: once, every NaN time

@@ -11,6 +11,7 @@
 #include "smelt/hardware.hpp"
 #include "smelt/solve.hpp"
 #include "solve/fraction.hpp"
+#include "time/step_time.hpp"
 
 namespace smelt::detail {
 
@@ -39,5 +40,20 @@ i128 attoseconds(double seconds);
 // The largest training attoseconds per token a candidate may take under
 // MatchOptions::time_limit, given the Baseline's.
 i128 time_ceiling(const MatchOptions& options, i128 baseline);
+
+// training_attoseconds() for the candidates of one solve, the shape of their training step (the resolved layout,
+// the schedule, each stage's kinds of visit) found once, from the first candidate the layout shards: the same
+// figures by the same code (time_detail::training_shape()); the full path where the shape cannot be found.
+class TimeEvaluator {
+ public:
+  TimeEvaluator(const HardwareSpec* hardware, const MatchOptions& options) : hardware_(hardware), options_(options) {}
+  std::optional<i128> attoseconds(const ModelConfig& config);
+
+ private:
+  const HardwareSpec* hardware_;
+  const MatchOptions& options_;
+  bool unsupported_ = false;
+  std::optional<time_detail::TrainingShape> shape_;
+};
 
 }  // namespace smelt::detail

@@ -3,17 +3,23 @@
 #include "smelt/time.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "count/count_impl.hpp"
+#include "count/layer_cost.hpp"
+#include "memory/division.hpp"
 #include "memory/model_state.hpp"
 #include "memory/resolved_layout.hpp"
+#include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
 #include "smelt/schedule.hpp"
 #include "time/ops.hpp"
@@ -42,6 +48,20 @@ constexpr detail::EnumNames<Bound, 4> kBounds{{{Bound::compute, "compute"},
                                                {Bound::overhead, "overhead"}}};
 
 double dbl(i64 v) { return static_cast<double>(v); }
+
+// The weight elements of a stage on the unsharded layout `ur` (no ZeRO, no distributed optimizer), dense and routed
+// experts, summed as training_step() sums model_state()'s weight terms: each term's bytes over the element size,
+// in the terms' order.
+struct WeightElements {
+  double dense = 0;
+  double experts = 0;
+};
+WeightElements weight_elements(const memory_detail::ModelState& state, const memory_detail::ResolvedLayout& r) {
+  WeightElements out;
+  for (const MemoryTerm& t : state.weights.terms)
+    (t.name == "experts" ? out.experts : out.dense) += dbl(t.bytes) / dbl(r.param_bytes);
+  return out;
+}
 
 void check(const TimeOptions& o, detail::Violations& errors) {
   for (const char* name : {"decode_batch", "decode_context"}) detail::check_integer(o, name, errors);
@@ -90,13 +110,37 @@ std::vector<i64> stage_shape(const std::vector<time_detail::VisitKind>& kinds, b
   return out;
 }
 
+// model_state()'s weight elements, from count()'s report.
+auto counted_elements(const ModelConfig& c, const CostReport& cost) {
+  return [&c, &cost](const memory_detail::ResolvedLayout& ur, i64 stage) {
+    const i64 stages = static_cast<i64>(ur.stage_layers.size());
+    const auto& layers = ur.stage_layers[static_cast<std::size_t>(stage)];
+    return weight_elements(memory_detail::model_state(c, cost, ur, layers, stage == 0, stage == stages - 1), ur);
+  };
+}
+
+// Each stage's kinds of visit in a training step.
+std::vector<std::vector<time_detail::VisitKind>> training_kinds(const ModelConfig& c,
+                                                                const memory_detail::ResolvedLayout& r,
+                                                                const TimeOptions& o, const LayerSchedule& plan) {
+  const MemoryLayout& l = r.layout;
+  const OpContext x{c, r, o, plan, l.micro_batch * l.seq / l.cp};
+  std::vector<std::vector<time_detail::VisitKind>> out;
+  out.reserve(r.stage_layers.size());
+  for (const auto& layers : r.stage_layers) out.push_back(time_detail::visit_kinds(x, layers));
+  return out;
+}
+
 // The training step: the most loaded stage's micro-batches, the pipeline's bubble, the gradients' reduction
 // and the optimizer's update.
-StepTime training_step(const ModelConfig& c, const CostReport& cost, const memory_detail::ResolvedLayout& r,
+// `plan` the config's schedule, `stage_kinds` each stage's kinds of visit (time_detail::visit_kinds()).
+// `elements_of(ur, stage)`: the stage's WeightElements on the unsharded layout `ur`.
+template <class ElementsOf>
+StepTime training_step(const ModelConfig& c, const ElementsOf& elements_of, const memory_detail::ResolvedLayout& r,
+                       const LayerSchedule& plan, const std::vector<std::vector<time_detail::VisitKind>>& stage_kinds,
                        const TimeOptions& o, const HardwareSpec& hw, StepTime& forward) {
   const MemoryLayout& l = r.layout;
   const Dtype dtype = l.activation_dtype;
-  const LayerSchedule plan = schedule(c);
   const OpContext x{c, r, o, plan, l.micro_batch * l.seq / l.cp};
   const i64 stages = static_cast<i64>(r.stage_layers.size());
   std::vector<Op> worst_fwd, worst_bwd;
@@ -105,8 +149,7 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   std::set<std::vector<i64>> timed;  // the shapes of the stages timed so far
   for (i64 s = 0; s < stages; ++s) {
     const bool first = s == 0, last = s == stages - 1;
-    const std::vector<time_detail::VisitKind> kinds =
-        time_detail::visit_kinds(x, r.stage_layers[static_cast<std::size_t>(s)]);
+    const std::vector<time_detail::VisitKind>& kinds = stage_kinds[static_cast<std::size_t>(s)];
     // A stage shaped like one timed before takes its time, which is no more than the worst's.
     if (!timed.insert(stage_shape(kinds, first, last)).second) continue;
     std::vector<Op> fwd = time_detail::forward_ops(x, kinds, first, last);
@@ -153,12 +196,8 @@ StepTime training_step(const ModelConfig& c, const CostReport& cost, const memor
   unsharded.distributed_optimizer = false;
   memory_detail::ResolvedLayout ur = r;
   ur.layout = unsharded;
-  const auto& layers = r.stage_layers[static_cast<std::size_t>(worst_stage)];
-  const memory_detail::ModelState state =
-      memory_detail::model_state(c, cost, ur, layers, worst_stage == 0, worst_stage == stages - 1);
-  double expert_elements = 0, dense_elements = 0;
-  for (const MemoryTerm& t : state.weights.terms)
-    (t.name == "experts" ? expert_elements : dense_elements) += dbl(t.bytes) / dbl(r.param_bytes);
+  const WeightElements elements = elements_of(ur, worst_stage);
+  const double expert_elements = elements.experts, dense_elements = elements.dense;
   const i64 dense_dp = l.dp * l.cp;
   if (dense_dp > 1)
     step.ops.push_back(
@@ -232,6 +271,102 @@ StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& 
   return step;
 }
 
+// model_state()'s weight elements without count()'s report: each layer's parameter terms from its kind's (MoE or
+// dense, attention kind), counted once (layer_cost()), summed and rounded layer by layer in model_state()'s order,
+// so the same integers, in the same order, make the same doubles. Only where count() could raise nothing: plain
+// spans and no MTP modules (whose parameters join terms this does not follow), and every total it checks far
+// within 64 bits; elsewhere count()'s report is read as before.
+struct KindElements {
+  std::array<ParamTerms, 2 * 3> params{};  // by (MoE, attention kind)
+  static std::size_t key(const ModelConfig& c, i64 layer) {
+    return static_cast<std::size_t>((c.is_moe_layer(layer) ? 3 : 0) + static_cast<int>(c.attention_at(layer)));
+  }
+
+  WeightElements of(const ModelConfig& c, const memory_detail::ResolvedLayout& ur, i64 stage) const {
+    using memory_detail::ceil_div;
+    const MemoryLayout& l = ur.layout;
+    const i64 stages = static_cast<i64>(ur.stage_layers.size());
+    const bool first = stage == 0, last = stage == stages - 1;
+    struct Sum {
+      i64 ParamTerms::*member;
+      i64 split;
+      i64 total = 0;
+    };
+    std::array<Sum, 5> sums{{{&ParamTerms::attention, l.tp},
+                             {&ParamTerms::norms, 1},
+                             {&ParamTerms::router, 1},
+                             {&ParamTerms::shared_experts, l.tp},
+                             {&ParamTerms::dense_ffn, l.tp}}};
+    std::array<i64, 10> terms{};  // the dense terms in model_state()'s order
+    std::size_t n_terms = 0;
+    std::array<std::size_t, 5> at{};  // where each sum sits in `terms`
+    i64 experts = 0;
+    for (const i64 i : ur.stage_layers[static_cast<std::size_t>(stage)]) {
+      const ParamTerms& p = params[key(c, i)];
+      for (std::size_t k = 0; k < sums.size(); ++k)
+        if (const i64 elements = p.*sums[k].member; elements > 0) {
+          if (sums[k].total == 0) at[k] = n_terms++;
+          sums[k].total += ceil_div(elements, sums[k].split);
+        }
+      if (p.experts > 0) experts += ceil_div(p.experts / l.ep, l.etp);
+    }
+    for (std::size_t k = 0; k < sums.size(); ++k)
+      if (sums[k].total > 0) terms[at[k]] = sums[k].total;
+    const i64 embedding = c.vocab_size * c.hidden_size;
+    if (first && embedding > 0) terms[n_terms++] = ceil_div(embedding, l.tp);
+    if (last) {
+      const i64 head = c.tie_embeddings ? (first ? 0 : embedding) : embedding;
+      if (head > 0) terms[n_terms++] = ceil_div(head, l.tp);
+      const i64 final_norm = c.norm == NormType::layernorm ? 2 * c.hidden_size : c.hidden_size;
+      if (sums[1].total > 0)
+        terms[at[1]] += final_norm;  // "norms" merged into the layers' term
+      else
+        terms[n_terms++] = final_norm;
+      if (const i64 extras = detail::loop_extras(c).params; extras > 0) terms[n_terms++] = extras;
+    }
+    WeightElements out;
+    for (std::size_t t = 0; t < n_terms; ++t) out.dense += dbl(terms[t] * ur.param_bytes) / dbl(ur.param_bytes);
+    if (experts > 0) out.experts += dbl(experts * ur.param_bytes) / dbl(ur.param_bytes);
+    return out;
+  }
+};
+
+std::optional<KindElements> kind_elements(const ModelConfig& c, const time_detail::TrainingShape& shape) {
+  if (c.mtp_modules > 0) return std::nullopt;
+  for (const LoopConfig& l : c.loops)
+    if (l.norm_each_pass || l.exit_gate || l.norm_after || l.injection != Injection::none || l.lora_rank > 0 ||
+        l.backprop_passes > 0 || l.kv_policy != KvPolicy::per_visit)
+      return std::nullopt;
+  const i64 seq = shape.r.layout.seq;
+  KindElements out;
+  std::array<bool, 6> have{};
+  // Bounds on what count() sums and checks: every parameter and KV total, and their products with the element
+  // sizes, stay far below 2^63 (2^56 here), so neither it nor the sums below can overflow.
+  __extension__ typedef __int128 i128;
+  if (seq < 1 || seq > detail::kMaxContext) return std::nullopt;
+  i128 params = 2 * i128{c.vocab_size} * c.hidden_size + 4 * i128{c.hidden_size}, kv = 0;
+  for (i64 i = 0; i < c.num_layers; ++i) {
+    const std::size_t k = KindElements::key(c, i);
+    if (!have[k]) {
+      try {
+        out.params[k] = detail::layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), seq, {false, seq}).params;
+      } catch (const detail::overflow&) {
+        return std::nullopt;  // count() raises its own error
+      }
+      have[k] = true;
+    }
+    const ParamTerms& p = out.params[k];
+    params += i128{p.attention} + p.norms + p.router + p.experts + p.shared_experts + p.dense_ffn;
+    kv += i128{c.visits(i)} *
+          (2 * i128{c.attention.num_kv_heads} * c.attention.head_dim + c.attention.mla.kv_lora_rank +
+           c.attention.mla.qk_rope_head_dim) *
+          (seq + 1) * (c.kv_cache_bytes + 1);
+  }
+  constexpr i128 kFar = i128{1} << 56;
+  if (params * 16 > kFar || kv > kFar) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 std::string_view to_string(OpKind v) { return detail::name_of(kOpKinds, v); }
@@ -273,7 +408,9 @@ TimeReport report_of(const ModelConfig& c, const MemoryLayout& layout, const mem
   report.layout.microbatches = r.microbatches;
   report.options = options;
   const CostReport cost = count(c, CountOptions{false, r.layout.seq});
-  report.training = training_step(c, cost, r, options, hw, report.forward);
+  const LayerSchedule plan = schedule(c);
+  report.training = training_step(c, counted_elements(c, cost), r, plan, training_kinds(c, r, options, plan), options,
+                                  hw, report.forward);
   report.decode = decode_step(c, r, options, hw);
   report.forward_seconds_per_token = report.forward.seconds_per_token();
   report.training_seconds_per_token = report.training.seconds_per_token();
@@ -306,7 +443,34 @@ double time_detail::training_seconds_per_token(const ModelConfig& c, const Memor
   const memory_detail::ResolvedLayout r = resolve(c, layout, options);
   return memory_detail::named_failures(c, r, "time report", [&] {
     StepTime forward;
-    return training_step(c, count(c, CountOptions{false, r.layout.seq}), r, options, hw, forward).seconds_per_token();
+    const LayerSchedule plan = schedule(c);
+    const CostReport cost = count(c, CountOptions{false, r.layout.seq});
+    return training_step(c, counted_elements(c, cost), r, plan, training_kinds(c, r, options, plan), options, hw,
+                         forward)
+        .seconds_per_token();
+  });
+}
+
+time_detail::TrainingShape time_detail::training_shape(const ModelConfig& c, const MemoryLayout& layout,
+                                                       const TimeOptions& options) {
+  TrainingShape shape{resolve(c, layout, options), schedule(c), {}};
+  shape.kinds = memory_detail::named_failures(c, shape.r, "time report",
+                                              [&] { return training_kinds(c, shape.r, options, shape.schedule); });
+  return shape;
+}
+
+double time_detail::training_seconds_per_token(const ModelConfig& c, const TrainingShape& shape, const HardwareSpec& hw,
+                                               const TimeOptions& options) {
+  return memory_detail::named_failures(c, shape.r, "time report", [&] {
+    StepTime forward;
+    if (std::optional<KindElements> kinds = kind_elements(c, shape))
+      return training_step(
+                 c, [&](const memory_detail::ResolvedLayout& ur, i64 stage) { return kinds->of(c, ur, stage); },
+                 shape.r, shape.schedule, shape.kinds, options, hw, forward)
+          .seconds_per_token();
+    const CostReport cost = count(c, CountOptions{false, shape.r.layout.seq});
+    return training_step(c, counted_elements(c, cost), shape.r, shape.schedule, shape.kinds, options, hw, forward)
+        .seconds_per_token();
   });
 }
 

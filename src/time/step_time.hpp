@@ -4,11 +4,16 @@
 // report or a copy of the config.
 #pragma once
 
+#include <vector>
+
+#include "memory/resolved_layout.hpp"
 #include "smelt/config.hpp"
 #include "smelt/hardware.hpp"
 #include "smelt/memory.hpp"
+#include "smelt/schedule.hpp"
 #include "smelt/time.hpp"
 #include "smelt/violations.hpp"
+#include "time/ops.hpp"
 
 namespace smelt::time_detail {
 
@@ -17,6 +22,21 @@ void check_options(const TimeOptions& options, detail::Violations& errors);
 
 // Throws config_error as step_time() does (the options' and the layout's violations at once).
 double training_seconds_per_token(const ModelConfig& config, const MemoryLayout& layout, const HardwareSpec& hardware,
+                                  const TimeOptions& options);
+
+// What the training step's time takes from the layout and the layers alone: the resolved layout, the schedule and
+// each stage's kinds of visit, the same for every config with these layers, loop, MoE layers and attention pattern
+// that the layout shards (every candidate of one solve). Throws config_error as training_seconds_per_token() does.
+struct TrainingShape {
+  memory_detail::ResolvedLayout r;
+  LayerSchedule schedule;
+  std::vector<std::vector<VisitKind>> kinds;  // each stage's
+};
+TrainingShape training_shape(const ModelConfig& config, const MemoryLayout& layout, const TimeOptions& options);
+
+// training_seconds_per_token() of a config of that shape which the layout shards (check_shards()): the same
+// double, by the same code, without finding the shape again.
+double training_seconds_per_token(const ModelConfig& config, const TrainingShape& shape, const HardwareSpec& hardware,
                                   const TimeOptions& options);
 
 }  // namespace smelt::time_detail

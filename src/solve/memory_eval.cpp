@@ -1,0 +1,325 @@
+// MemoryEvaluator: memory()'s total for one training stage under the smelt convention, the same arithmetic as
+// src/memory's model_state(), smelt_visit(), smelt_outside() and smelt_transient() term by term (the same
+// roundings, the same checked products), summed without naming the terms. Held equal to memory() by
+// tests/unit/solve/memory_eval_test.cpp.
+#include "solve/memory_eval.hpp"
+
+#include <algorithm>
+
+#include "count/count_impl.hpp"
+#include "count/layer_cost.hpp"
+#include "memory/activations.hpp"
+#include "memory/division.hpp"
+#include "memory/model_state.hpp"
+#include "memory/visit_runs.hpp"
+#include "smelt/error.hpp"
+#include "smelt/schedule.hpp"
+#include "util/checked.hpp"
+
+namespace smelt::detail {
+namespace {
+
+using i64 = std::int64_t;
+using memory_detail::ceil_div;
+using memory_detail::Shard;
+
+constexpr i64 kIndexBytes = 8;  // as activations_smelt.cpp
+constexpr i64 kStatBytes = 4;
+
+i64 mul3(i64 a, i64 b, i64 c) { return mul(mul(a, b, "activation elements"), c, "activation elements"); }
+
+// The activation arithmetic of one candidate (activations_smelt.cpp's Ctx).
+struct Act {
+  const ModelConfig& c;
+  const Shard& sh;
+  i64 b, s, n, h, e;
+
+  template <class Split>
+  i64 norm(i64 rows, i64 width, Split split) const {
+    const i64 elements = mul(rows, width, "activation elements");
+    if (c.norm == NormType::layernorm)
+      return add(split(elements, e), split(mul(rows, 2, "activation elements"), e), "memory bytes");
+    if (e == 4) return add(add(split(elements, e), split(rows, e), "memory bytes"), split(elements, e), "memory bytes");
+    return add(add(split(elements, kStatBytes), split(rows, kStatBytes), "memory bytes"), split(elements, e),
+               "memory bytes");
+  }
+  i64 residual_norm() const {
+    return norm(n, h, [&](i64 el, i64 by) { return sh.replicated(el, by); });
+  }
+  template <class Split>
+  i64 ffn(i64 rows, i64 width, Split split) const {
+    return split(mul3(rows, width, c.ffn.type == FfnType::gated ? 4 : 2), e);
+  }
+  i64 attention(Recompute recompute) const {
+    const auto& a = c.attention;
+    const auto sharded = [&](i64 el, i64 by) { return sh.sharded(el, by); };
+    i64 t = sh.replicated(mul(n, h, "activation elements"), e);
+    const i64 q = mul(a.num_heads, a.head_dim, "activation elements");
+    const i64 kv = mul(a.num_kv_heads, a.head_dim, "activation elements");
+    if (a.qk_norm == QkNorm::full) {
+      t = add(t, norm(n, q, sharded), "memory bytes");
+      t = add(t, norm(n, kv, sharded), "memory bytes");
+    } else if (a.qk_norm == QkNorm::per_head) {
+      t = add(t, norm(mul(n, a.num_heads, "activation elements"), a.head_dim, sharded), "memory bytes");
+      t = add(t, norm(mul(n, a.num_kv_heads, "activation elements"), a.head_dim, sharded), "memory bytes");
+    }
+    if (a.head_dim / 2 > 0) t = add(t, sh.positional(mul3(4, s, a.head_dim / 2), e), "memory bytes");
+    const i64 heads_tokens = mul(n, q, "activation elements");
+    const i64 per_head_tensor = sh.sharded(heads_tokens, e);
+    t = add(t, mul(per_head_tensor, 3, "memory bytes"), "memory bytes");  // query, keys and values repeated
+    if (recompute != Recompute::selective) {
+      t = add(t, sh.positional(mul(s, s, "activation elements"), 1), "memory bytes");
+      const i64 keys = a.sinks ? s + 1 : s;
+      t = add(t, sh.sharded(mul3(mul(b, a.num_heads, "activation elements"), s, keys), e), "memory bytes");
+    }
+    return add(t, per_head_tensor, "memory bytes");  // the output
+  }
+  i64 moe() const {
+    const auto& m = c.moe;
+    const auto sharded = [&](i64 el, i64 by) { return sh.sharded(el, by); };
+    const auto expert = [&](i64 el, i64 by) { return sh.expert(el, by); };
+    i64 t = sh.replicated(mul(n, h, "activation elements"), e);
+    const i64 slots = mul(n, m.top_k, "activation elements");
+    const bool llama4 = m.router_score == RouterScore::sigmoid && !m.router_bias;
+    if (llama4) {
+      t = add(t, sh.replicated(slots, e), "memory bytes");
+    } else {
+      t = add(t, sh.replicated(mul(n, m.num_experts, "activation elements"), e), "memory bytes");
+      t = add(t, sh.replicated(add(slots, n, "activation elements"), e), "memory bytes");
+    }
+    t = add(t, sh.replicated(slots, kIndexBytes), "memory bytes");
+    t = add(t, sh.replicated(mul(slots, 2, "activation elements"), kIndexBytes), "memory bytes");
+    const i64 slot_tokens = sh.expert(mul(slots, h, "activation elements"), e);
+    t = add(t, slot_tokens, "memory bytes");  // dispatched tokens
+    t = add(t, sh.replicated(slots, e), "memory bytes");
+    t = add(t, ffn(slots, m.expert_width, expert), "memory bytes");
+    t = add(t, mul(slot_tokens, 2, "memory bytes"), "memory bytes");  // the experts' outputs, weighted or not
+    for (i64 i = 0; i < m.num_shared_experts; ++i) t = add(t, ffn(n, m.shared_width, sharded), "memory bytes");
+    if (m.shared_gate) {
+      t = add(t, sh.replicated(n, e), "memory bytes");
+      t = add(t, sh.replicated(mul(n, h, "activation elements"), e), "memory bytes");
+    }
+    return t;
+  }
+  i64 dense_ffn() const {
+    return add(sh.replicated(mul(n, h, "activation elements"), e),
+               ffn(n, c.ffn.dense_width, [&](i64 el, i64 by) { return sh.sharded(el, by); }), "memory bytes");
+  }
+  // A visit's FFN or MoE, the transient's "ffn" or "moe" term.
+  i64 ffn_part(bool moe_layer) const { return moe_layer ? moe() : dense_ffn(); }
+  i64 visit(bool moe_layer, Recompute recompute) const {
+    if (recompute == Recompute::full) return sh.replicated(mul(n, h, "activation elements"), e);
+    const i64 norm_bytes = residual_norm();
+    return add(add(add(norm_bytes, attention(recompute), "memory bytes"), norm_bytes, "memory bytes"),
+               ffn_part(moe_layer), "memory bytes");
+  }
+};
+
+// smelt_transient()'s pending_gradients().
+i64 ffn_params(const ModelConfig& c, i64 width) {
+  const bool gated = c.ffn.type == FfnType::gated;
+  return (gated ? 3 : 2) * c.hidden_size * width + (c.ffn.bias ? (gated ? 2 : 1) * width + c.hidden_size : 0);
+}
+i64 pending_gradients(const ModelConfig& c, bool moe_last, i64 last_visit) {
+  if (last_visit < 2) return 0;
+  const auto& a = c.attention;
+  const i64 h = c.hidden_size, d_v = a.head_dim;
+  i64 n = (c.norm == NormType::layernorm ? 2 : 1) * h + a.num_heads * d_v * h + (a.out_bias ? h : 0);
+  if (moe_last) {
+    const auto& m = c.moe;
+    n += m.num_experts * ffn_params(c, m.expert_width) + m.num_shared_experts * ffn_params(c, m.shared_width);
+    n += h * m.num_experts + (m.router_bias && m.router_score == RouterScore::softmax ? m.num_experts : 0);
+    n += m.shared_gate ? h : 0;
+  } else {
+    n += ffn_params(c, c.ffn.dense_width);
+  }
+  return n;
+}
+
+}  // namespace
+
+bool MemoryEvaluator::prepare(const ModelConfig& c) {
+  const MemoryLayout& l = layout_;
+  if (l.convention != MemoryConvention::smelt || l.inference || l.pp != 1 || l.vpp != 1 ||
+      c.attention.type != AttentionType::gqa || c.mtp_modules > 0) {
+    state_ = State::unsupported;
+    return false;
+  }
+  try {
+    require_modelled(c);
+    resolved_ = memory_detail::resolve_layout(c, l);
+  } catch (const error&) {
+    state_ = State::unsupported;  // memory() refuses it for what every candidate shares: its own error decides
+    return false;
+  }
+  const memory_detail::ResolvedLayout& r = *resolved_;
+  if (r.stage_layers.size() != 1 || r.layout.vpp != 1) {
+    state_ = State::unsupported;
+    return false;
+  }
+  layer_kinds_ = layer_kinds(c);
+  for (i64 i = 0; i < c.num_layers; ++i) {
+    if (c.is_moe_layer(i)) {
+      ++moe_layers_;
+      if (moe_layer_ < 0) moe_layer_ = i;
+    } else {
+      ++dense_layers_;
+      if (dense_layer_ < 0) dense_layer_ = i;
+    }
+  }
+  memory_detail::StageVisitOptions visit_options;
+  if (r.layout.recompute == Recompute::full)
+    visit_options.recomputed =
+        r.layout.recompute_layers > 0 ? r.layout.recompute_layers : memory_detail::StageVisitOptions::kAll;
+  const LayerSchedule plan = schedule(c);
+  const i64 last = c.num_layers - 1;
+  const i64 stage_visits = memory_detail::stage_visits(plan, 0, last);
+  for (const memory_detail::StageVisitRun& v : memory_detail::stage_visit_runs(c, plan, 0, last, visit_options)) {
+    const Recompute recompute = r.layout.recompute != Recompute::full ? r.layout.recompute
+                                : v.recomputed                        ? Recompute::full
+                                                                      : Recompute::none;
+    VisitKind& k = kinds_[static_cast<std::size_t>((v.moe ? 3 : 0) + static_cast<int>(recompute))];
+    k.moe = v.moe;
+    k.recompute = recompute;
+    k.visits = add(k.visits, v.visits(), "layer visits");
+    if (v.last_ordinal == stage_visits - 1) {
+      have_last_ = true;
+      last_ = {v.moe, recompute, 0};
+      last_visit_ = v.last_pass + 1;
+    }
+  }
+  state_ = State::ready;
+  return true;
+}
+
+std::optional<std::int64_t> MemoryEvaluator::bytes(const ModelConfig& c) {
+  if (state_ == State::unsupported) return std::nullopt;
+  {
+    Violations errors;
+    memory_detail::check_shards(c, layout_, errors);
+    if (!errors.empty()) return std::nullopt;  // memory() names the rules it breaks
+  }
+  if (state_ == State::unprepared && !prepare(c)) return std::nullopt;
+  try {
+    return count(c);
+  } catch (const overflow&) {
+    return std::nullopt;  // memory() names the inputs that size it
+  }
+}
+
+i64 MemoryEvaluator::count(const ModelConfig& c) const {
+  const memory_detail::ResolvedLayout& r = *resolved_;
+  const MemoryLayout& l = r.layout;
+
+  // Weights, gradients and optimizer state (model_state()): each term's elements summed over the layers, each
+  // layer's share rounded up, then each term over the data-parallel ranks.
+  enum Term { attention, norms, router, shared_experts, dense_ffn, embedding, lm_head, loop_extras_term, kTerms };
+  i64 dense[kTerms] = {};
+  i64 experts = 0;
+  for (const LayerKind& k : layer_kinds_.kinds) {
+    if (k.first_layer < 0) continue;
+    const ParamTerms p = layer_cost(c, k.first_layer, k.moe, k.attention, l.seq, {.context_length = l.seq}).params;
+    const i64 layers = static_cast<i64>(k.layers);
+    dense[attention] = add(dense[attention], mul(layers, ceil_div(p.attention, l.tp), "parameters"), "parameters");
+    dense[norms] = add(dense[norms], mul(layers, p.norms, "parameters"), "parameters");
+    dense[router] = add(dense[router], mul(layers, p.router, "parameters"), "parameters");
+    dense[shared_experts] =
+        add(dense[shared_experts], mul(layers, ceil_div(p.shared_experts, l.tp), "parameters"), "parameters");
+    dense[dense_ffn] = add(dense[dense_ffn], mul(layers, ceil_div(p.dense_ffn, l.tp), "parameters"), "parameters");
+    experts = add(experts, mul(layers, ceil_div(p.experts / l.ep, l.etp), "parameters"), "parameters");
+  }
+  const i64 h = c.hidden_size;
+  const i64 vocab = mul(c.vocab_size, h, "embedding parameters");
+  dense[embedding] = ceil_div(vocab, l.tp);
+  dense[lm_head] = c.tie_embeddings ? 0 : ceil_div(vocab, l.tp);  // one stage: a tied head is the embedding
+  dense[norms] = add(dense[norms], c.norm == NormType::layernorm ? 2 * h : h, "parameters");
+  dense[loop_extras_term] = loop_extras(c).params;
+  const bool frozen_bias = c.moe.router_bias && c.moe.router_score == RouterScore::sigmoid;
+  const i64 frozen = frozen_bias ? mul(moe_layers_, c.moe.num_experts, "parameters") : 0;
+  const i64 norm_tensors = c.norm == NormType::layernorm ? 2 : 1;
+  i64 tensors = 0;
+  if (moe_layers_ > 0)
+    tensors = add(tensors, mul(moe_layers_, memory_detail::layer_tensors(c, moe_layer_), "parameter tensors"),
+                  "parameter tensors");
+  if (dense_layers_ > 0)
+    tensors = add(tensors, mul(dense_layers_, memory_detail::layer_tensors(c, dense_layer_), "parameter tensors"),
+                  "parameter tensors");
+  tensors += 1 + (dense[lm_head] > 0 ? 1 : 0) + norm_tensors;  // the embedding, the head, the final norm
+
+  i64 state = 0;
+  const i64 dense_dp = l.distributed_optimizer ? mul(l.dp, l.cp, "ranks") : l.dp;
+  const i64 expert_dp = l.distributed_optimizer ? r.expert_dp : l.dp;
+  const bool master = l.optimizer_dtype != l.param_dtype;
+  const auto fill = [&](i64 elements, i64 dp, i64 frozen_part) {
+    const i64 w = l.zero >= 3 ? ceil_div(elements, dp) : elements;
+    state = add(state, mul(w, r.param_bytes, "weight bytes"), "memory bytes");
+    const i64 trainable = elements - frozen_part;
+    const i64 g = l.zero >= 2 ? ceil_div(trainable, dp) : trainable;
+    state = add(state, mul(g, r.grad_bytes, "gradient bytes"), "memory bytes");
+    const i64 o = l.zero >= 1 || l.distributed_optimizer ? ceil_div(trainable, dp) : trainable;
+    state = add(state, mul(o, 2 * r.optimizer_bytes, "optimizer bytes"), "memory bytes");
+    if (master) state = add(state, mul(o, r.optimizer_bytes, "optimizer bytes"), "memory bytes");
+  };
+  for (int t = 0; t < kTerms; ++t)
+    if (dense[t] > 0) fill(dense[t], dense_dp, t == router ? frozen : 0);
+  if (experts > 0) fill(experts, expert_dp, 0);
+  state = add(state, mul(tensors, 4, "optimizer bytes"), "memory bytes");  // AdamW's step, per tensor
+
+  // Activations of one micro-batch (one stage: one in flight), each kind of visit once times its visits.
+  const Shard sh{l.tp, l.cp, l.etp, l.sequence_parallel && l.tp > 1};
+  const Act x{c, sh, l.micro_batch, l.seq, mul(l.micro_batch, l.seq, "tokens"), h, r.activation_bytes};
+  i64 activations = 0;
+  for (const VisitKind& k : kinds_)
+    if (k.visits > 0)
+      activations = add(activations, mul(x.visit(k.moe, k.recompute), k.visits, "activation bytes"), "memory bytes");
+  // Outside the layers (smelt_outside(), first and last stage).
+  const i64 token_ids = sh.positional(mul(x.b, x.s + 1, "tokens"), kIndexBytes);
+  const i64 final_norm = x.residual_norm();
+  const i64 head_input = sh.replicated(mul(x.n, h, "activation elements"), x.e);
+  const i64 log_probabilities = sh.sharded(mul(x.n, c.vocab_size, "activation elements"), x.e);
+  const i64 targets = x.b > 1 && x.s > 1 ? sh.replicated(x.n, kIndexBytes) : 0;
+  const i64 loss_weight = x.e;
+  for (const i64 t : {token_ids, final_norm, head_input, log_probabilities, targets, loss_weight})
+    activations = add(activations, t, "memory bytes");
+
+  i64 transient = 0;
+  const bool one_rank = l.tp == 1 && l.cp == 1 && l.ep == 1 && l.etp == 1;
+  if (one_rank && have_last_) {
+    // smelt_transient(): the largest of the backward's first peaks, beyond what the stage holds.
+    const auto& a = c.attention;
+    const auto& m = c.moe;
+    const i64 b = x.b, s = x.s, n = x.n, v = c.vocab_size, e = x.e, pe = r.param_bytes;
+    const i64 heads = a.num_heads, d_v = a.head_dim;
+    const i64 nh = mul(n, h, "activation elements") * e;
+    const i64 loss_saved = targets + loss_weight;
+    const i64 after_loss = log_probabilities + loss_saved + head_input + final_norm;
+    const i64 head = c.tie_embeddings ? mul(v, h, "parameters") * pe : 0;
+    const bool full = last_.recompute == Recompute::full;
+    const i64 last_ffn_norm = full ? 0 : final_norm;  // the visit's FFN norm: the same norm over the residual
+    const i64 last_ffn = full ? 0 : x.ffn_part(last_.moe);
+    i64 peak = 2 * mul(n, v, "activation elements") * e - loss_saved;
+    const i64 core =
+        2 * mul(mul(b * heads, s, "activation elements"), s + (a.sinks ? 1 : 0), "activation elements") * e;
+    const i64 values = mul(n, heads * d_v, "activation elements") * e;
+    const i64 freed = after_loss + last_ffn_norm + last_ffn + 2 * values;
+    peak = std::max(peak, core + values + nh + head + pending_gradients(c, last_.moe, last_visit_) * pe - freed);
+    if (last_.moe && !(m.router_score == RouterScore::sigmoid && !m.router_bias)) {
+      const i64 nk = mul(n, m.top_k, "activation elements");
+      i64 shared =
+          m.num_shared_experts * (c.ffn.type == FfnType::gated ? 4 : 2) * mul(n, m.shared_width, "elements") * e;
+      shared += m.shared_gate ? n * e + nh : 0;
+      const i64 waiting = m.num_shared_experts > 0 ? nh : 0;
+      peak = std::max(peak, 2 * nk * h * e + nk * e + nh + waiting + head - after_loss - shared);
+    }
+    const i64 width = last_.moe ? m.shared_width : c.ffn.dense_width;
+    if (c.ffn.type == FfnType::gated && width > 0 && (!last_.moe || m.num_shared_experts > 0)) {
+      const i64 gate = last_.moe && m.shared_gate ? -n * e : 0;
+      const i64 more = last_.moe && m.num_shared_experts > 1 ? nh : 0;
+      peak = std::max(peak, 2 * mul(n, width, "activation elements") * e + 2 * nh + gate + more + head - after_loss);
+    }
+    if (peak > 0) transient = peak;
+  }
+  return add(add(state, activations, "memory bytes"), transient, "memory bytes");
+}
+
+}  // namespace smelt::detail
