@@ -9,6 +9,7 @@
 
 #include "bench/blas.hpp"
 #include "bench/step_model.hpp"
+#include "property_cases.hpp"
 #include "smelt/bench_plan.hpp"
 #include "smelt/bench_step.hpp"
 #include "smelt/error.hpp"
@@ -107,12 +108,13 @@ TEST_CASE("bench step: gradients equal central differences of the loss", "[bench
   other.attention.window = 3;
   other.attention.chunk = 4;
   other.tie_embeddings = true;
-  require_gradients(other, 8, true);
+  // A sanitizer build checks the 80-token case alone of these (its first tile runs the code the 8-token one does).
+  if (test::every_case) require_gradients(other, 8, true);
   other.context_length = 80;
   other.attention.window = 70;
   other.attention.chunk = 72;
   require_gradients(other, 80, true);
-  require_gradients(test::tiny_dense(2), 8, false);
+  if (test::every_case) require_gradients(test::tiny_dense(2), 8, false);
 }
 
 TEST_CASE("bench step: FLOPs as executed, by hand", "[bench][step]") {
