@@ -45,6 +45,9 @@ MemoryPart smelt_outside(const ActivationInput& in, bool first, bool last);
 // The backward pass's peak beyond the stage's held bytes (smelt convention, one rank): the stage's activations
 // already filled in; `last` the run of its last visit.
 MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& stage, const VisitRun& last);
+// Elements of the gradients a looped last layer holds in the backward until its earlier visit adds its own (its FFN
+// or MoE, FFN norm and output projection): 0 where that layer's last visit, `last_visit`, is its first.
+std::int64_t pending_gradient_elements(const ModelConfig& c, bool moe, std::int64_t last_visit);
 
 MemoryPart korthikanti_visit(const ActivationInput& in, std::int64_t layer, Recompute recompute);
 MemoryPart korthikanti_outside(const ActivationInput& in, bool first, bool last);

@@ -25,15 +25,17 @@ std::int64_t ffn_params(const ModelConfig& c, std::int64_t width) {
   return (gated ? 3 : 2) * c.hidden_size * width + (c.ffn.bias ? (gated ? 2 : 1) * width + c.hidden_size : 0);
 }
 
+}  // namespace
+
 // The gradients of a looped last layer's FFN or MoE, its FFN norm and its output projection: autograd holds
 // them until the layer's earlier visit adds its own. The stage's last visit is its last layer's last: a later
 // visit number than 1 means the layer runs more than once.
-std::int64_t pending_gradients(const ModelConfig& c, const VisitRun& last) {
-  if (last.last_visit < 2) return 0;
+std::int64_t pending_gradient_elements(const ModelConfig& c, bool moe, std::int64_t last_visit) {
+  if (last_visit < 2) return 0;
   const auto& a = c.attention;
   const std::int64_t h = c.hidden_size, d_v = a.type == AttentionType::mla ? a.mla.v_head_dim : a.head_dim;
   std::int64_t n = (c.norm == NormType::layernorm ? 2 : 1) * h + a.num_heads * d_v * h + (a.out_bias ? h : 0);
-  if (last.moe) {
+  if (moe) {
     const auto& m = c.moe;
     n += m.num_experts * ffn_params(c, m.expert_width) + m.num_shared_experts * ffn_params(c, m.shared_width);
     n += h * m.num_experts + (m.router_bias && m.router_score == RouterScore::softmax ? m.num_experts : 0);
@@ -43,8 +45,6 @@ std::int64_t pending_gradients(const ModelConfig& c, const VisitRun& last) {
   }
   return n;
 }
-
-}  // namespace
 
 MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st, const VisitRun& last_visit) {
   const ModelConfig& c = in.config;
@@ -80,7 +80,9 @@ MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st, con
       e;
   const std::int64_t values = detail::mul(n, heads * d_v, "activation elements") * e;
   const std::int64_t freed = after_loss + term(last, "ffn_norm") + term(last, "ffn") + term(last, "moe") + 2 * values;
-  points.push_back({"attention_backward", core + values + nh + head + pending_gradients(c, last_visit) * pe - freed});
+  points.push_back(
+      {"attention_backward",
+       core + values + nh + head + pending_gradient_elements(c, last_visit.moe, last_visit.last_visit) * pe - freed});
   const bool moe_last = last_visit.moe;
   if (moe_last && !(m.router_score == RouterScore::sigmoid && !m.router_bias)) {
     // The weighted sum of the routed experts' outputs: the gradients of the weighted outputs, of the experts'

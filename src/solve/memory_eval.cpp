@@ -115,27 +115,6 @@ struct Act {
   }
 };
 
-// smelt_transient()'s pending_gradients().
-i64 ffn_params(const ModelConfig& c, i64 width) {
-  const bool gated = c.ffn.type == FfnType::gated;
-  return (gated ? 3 : 2) * c.hidden_size * width + (c.ffn.bias ? (gated ? 2 : 1) * width + c.hidden_size : 0);
-}
-i64 pending_gradients(const ModelConfig& c, bool moe_last, i64 last_visit) {
-  if (last_visit < 2) return 0;
-  const auto& a = c.attention;
-  const i64 h = c.hidden_size, d_v = a.head_dim;
-  i64 n = (c.norm == NormType::layernorm ? 2 : 1) * h + a.num_heads * d_v * h + (a.out_bias ? h : 0);
-  if (moe_last) {
-    const auto& m = c.moe;
-    n += m.num_experts * ffn_params(c, m.expert_width) + m.num_shared_experts * ffn_params(c, m.shared_width);
-    n += h * m.num_experts + (m.router_bias && m.router_score == RouterScore::softmax ? m.num_experts : 0);
-    n += m.shared_gate ? h : 0;
-  } else {
-    n += ffn_params(c, c.ffn.dense_width);
-  }
-  return n;
-}
-
 }  // namespace
 
 bool MemoryEvaluator::prepare(const ModelConfig& c) {
@@ -302,7 +281,8 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
         2 * mul(mul(b * heads, s, "activation elements"), s + (a.sinks ? 1 : 0), "activation elements") * e;
     const i64 values = mul(n, heads * d_v, "activation elements") * e;
     const i64 freed = after_loss + last_ffn_norm + last_ffn + 2 * values;
-    peak = std::max(peak, core + values + nh + head + pending_gradients(c, last_.moe, last_visit_) * pe - freed);
+    peak = std::max(peak, core + values + nh + head +
+                              memory_detail::pending_gradient_elements(c, last_.moe, last_visit_) * pe - freed);
     if (last_.moe && !(m.router_score == RouterScore::sigmoid && !m.router_bias)) {
       const i64 nk = mul(n, m.top_k, "activation elements");
       i64 shared =
