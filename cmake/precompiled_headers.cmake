@@ -10,7 +10,8 @@ option(SMELT_PCH "Precompile the heavy third-party headers" ON)
 # build of smelt-match: 2.0 CPU-minutes instead of 6): files keep their
 # file-local names distinct for it. Off with -DSMELT_UNITY=OFF.
 # On by default with GCC only: clang's -Wshadow counts the file-local aliases
-# that several files of a module repeat (`using i64 = ...`) as shadowing.
+# that several files of a module repeat (`using i64 = ...`) as shadowing, so a
+# clang unity build (scripts/fuzz.sh's) turns that warning off (CMakeLists.txt).
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(_smelt_unity_default ON)
 else()

@@ -29,10 +29,11 @@ build=build/fuzz
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # -O1 with line tables only: a fifth less compile time than RelWithDebInfo's -O2 -g (the build is most of this
-# script's CPU time; 20,000 runs take seconds), stack traces still with file and line.
+# script's CPU time; 20,000 runs take seconds), stack traces still with file and line. Unity builds, as GCC's
+# default: 222 s of CPU instead of 314 s for the harnesses' modules.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" \
-  -DSMELT_FUZZ=ON -DSMELT_SANITIZE=ON -DSMELT_WITH_CUDA=OFF -DSMELT_BUILD_BENCH=OFF -DSMELT_BUILD_EXAMPLES=OFF \
+  -DSMELT_UNITY=ON -DSMELT_FUZZ=ON -DSMELT_SANITIZE=ON -DSMELT_WITH_CUDA=OFF -DSMELT_BUILD_BENCH=OFF -DSMELT_BUILD_EXAMPLES=OFF \
   >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${harnesses[@]/#/fuzz_}"
 
