@@ -147,6 +147,13 @@ void derive_match(benchmark::State& state, const char* example, const std::vecto
   measure(state, b, {}, {.match = match, .hardware = "h100"});
 }
 
+// The same search without the relaxations (`--no-relaxations`): one solve, where derive_match's call is one solve
+// and, when its best misses the tolerance, one more per single relaxation of the space.
+void derive_match_one_search(benchmark::State& state, const char* example, const std::vector<smelt::Budget>& match) {
+  const smelt::ModelConfig b = smelt::read_config(std::string(SMELT_SOURCE_DIR "/examples/") + example);
+  measure(state, b, {}, {.match = match, .relaxations = false, .hardware = "h100"});
+}
+
 // A default sweep (17 rows: the Baseline, 4 spans x 3 loop counts, 4 depths) of the 12-layer and the 54B-class
 // examples with time matched beside the three budgets, `smelt-match sweep BASELINE --match flops,params,kv,time
 // --hardware h100` (sweep_time), or alone, `--match time` (sweep_time_alone).
@@ -166,6 +173,9 @@ const bool registered = [] {
     for (const auto& [name, match] : match_sets()) {
       const std::string label = std::string("derive_match/") + short_name + "/" + name;
       benchmark::RegisterBenchmark(label.c_str(), derive_match, example, match)->Unit(benchmark::kMillisecond);
+      const std::string one = std::string("derive_match_one_search/") + short_name + "/" + name;
+      benchmark::RegisterBenchmark(one.c_str(), derive_match_one_search, example, match)
+          ->Unit(benchmark::kMillisecond);
     }
   using B = smelt::Budget;
   for (const auto& [short_name, example] :
