@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 
+#include "anatomy/layer_anatomy.hpp"
 #include "memory/division.hpp"
 #include "util/checked.hpp"
 
@@ -19,8 +20,6 @@ using detail::add;
 using detail::mul;
 
 std::int64_t norm_tensors(const ModelConfig& c) { return c.norm == NormType::layernorm ? 2 : 1; }
-
-std::int64_t ffn_tensors(const ModelConfig& c) { return (c.ffn.type == FfnType::gated ? 3 : 2) * (c.ffn.bias ? 2 : 1); }
 
 // Elements of one stage's parameters, by term, before the data-parallel split.
 struct Shares {
@@ -34,21 +33,7 @@ struct Shares {
 }  // namespace
 
 std::int64_t layer_tensors(const ModelConfig& c, std::int64_t layer) {
-  const auto& a = c.attention;
-  std::int64_t n = (c.norm_placement == NormPlacement::pre ? 2 : 4) * norm_tensors(c);  // the sublayer norms
-  if (a.type == AttentionType::mla) {
-    n += a.mla.q_lora_rank > 0 ? 2 + norm_tensors(c) : 1;  // q_a, q_b and its norm, or q_proj
-    n += 2 + norm_tensors(c) + 1 + (a.out_bias ? 1 : 0);   // kv_a, kv_b, the latent's norm, o_proj
-  } else {
-    n += 4 + (a.qkv_bias ? 3 : 0) + (a.out_bias ? 1 : 0);
-    if (a.qk_norm != QkNorm::none) n += 2 * norm_tensors(c);
-  }
-  if (a.sinks) n += 1;
-  if (!c.is_moe_layer(layer)) return n + ffn_tensors(c);
-  const auto& m = c.moe;
-  n += 1 + (m.router_bias && m.router_score == RouterScore::softmax ? 1 : 0);  // the correction bias is frozen
-  n += (m.num_experts + m.num_shared_experts) * ffn_tensors(c) + (m.shared_gate ? 1 : 0);
-  return n;
+  return anatomy::layer_sums(c, c.is_moe_layer(layer)).trainable_tensors;
 }
 
 ModelState model_state(const ModelConfig& c, const CostReport& cost, const ResolvedLayout& r,
@@ -80,9 +65,9 @@ ModelState model_state(const ModelConfig& c, const CostReport& cost, const Resol
         sums[k].total = add(sums[k].total, ceil_div(elements, sums[k].split), "parameters");
       }
     if (p.experts > 0) experts = add(experts, ceil_div(p.experts / l.ep, l.etp), "parameters");
-    s.tensors = add(s.tensors, layer_tensors(c, i), "parameter tensors");
-    if (c.is_moe_layer(i) && c.moe.router_bias && c.moe.router_score == RouterScore::sigmoid)
-      s.frozen = add(s.frozen, c.moe.num_experts, "parameters");
+    const anatomy::LayerSums a = anatomy::layer_sums(c, c.is_moe_layer(i));
+    s.tensors = add(s.tensors, a.trainable_tensors, "parameter tensors");
+    s.frozen = add(s.frozen, a.frozen_params, "parameters");
   }
   for (std::size_t k : order) s.dense.add(sums[k].name, sums[k].total);
   if (experts > 0) s.experts.add("experts", experts);
@@ -104,8 +89,8 @@ ModelState model_state(const ModelConfig& c, const CostReport& cost, const Resol
     s.tensors += (head > 0 ? 1 : 0) + norm_tensors(c) + 2 * gates;  // an exit gate: weight and bias
     if (c.mtp_modules > 0) {
       s.tensors += c.mtp_modules * (3 * norm_tensors(c) + 1 + layer_tensors(c, c.num_layers - 1));
-      if (c.is_moe_layer(c.num_layers - 1) && c.moe.router_bias && c.moe.router_score == RouterScore::sigmoid)
-        s.frozen_mtp = mul(c.mtp_modules, c.moe.num_experts, "parameters");
+      const anatomy::LayerSums a = anatomy::layer_sums(c, c.is_moe_layer(c.num_layers - 1));
+      s.frozen_mtp = mul(c.mtp_modules, a.frozen_params, "parameters");
     }
   }
 

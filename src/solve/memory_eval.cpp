@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
+#include "anatomy/layer_anatomy.hpp"
 #include "count/count_impl.hpp"
-#include "count/layer_cost.hpp"
 #include "memory/activations.hpp"
 #include "memory/division.hpp"
 #include "memory/model_state.hpp"
@@ -138,13 +138,10 @@ bool MemoryEvaluator::prepare(const ModelConfig& c) {
   }
   layer_kinds_ = layer_kinds(c);
   for (i64 i = 0; i < c.num_layers; ++i) {
-    if (c.is_moe_layer(i)) {
+    if (c.is_moe_layer(i))
       ++moe_layers_;
-      if (moe_layer_ < 0) moe_layer_ = i;
-    } else {
+    else
       ++dense_layers_;
-      if (dense_layer_ < 0) dense_layer_ = i;
-    }
   }
   memory_detail::StageVisitOptions visit_options;
   if (r.layout.recompute == Recompute::full)
@@ -195,17 +192,24 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
   enum Term { attention, norms, router, shared_experts, dense_ffn, embedding, lm_head, loop_extras_term, kTerms };
   i64 dense[kTerms] = {};
   i64 experts = 0;
+  // A layer's parameters depend on whether it is MoE alone (src/anatomy): one sum of each kind.
+  anatomy::LayerSums sums[2];
+  bool made[2] = {false, false};
+  const auto sums_of = [&](bool moe) -> const anatomy::LayerSums& {
+    if (!made[moe]) sums[moe] = anatomy::layer_sums(c, moe), made[moe] = true;
+    return sums[moe];
+  };
   for (const LayerKind& k : layer_kinds_.kinds) {
     if (k.first_layer < 0) continue;
-    const ParamTerms p = layer_cost(c, k.first_layer, k.moe, k.attention, l.seq, {.context_length = l.seq}).params;
+    const anatomy::LayerSums& p = sums_of(k.moe);
     const i64 layers = static_cast<i64>(k.layers);
-    dense[attention] = add(dense[attention], mul(layers, ceil_div(p.attention, l.tp), "parameters"), "parameters");
-    dense[norms] = add(dense[norms], mul(layers, p.norms, "parameters"), "parameters");
-    dense[router] = add(dense[router], mul(layers, p.router, "parameters"), "parameters");
-    dense[shared_experts] =
-        add(dense[shared_experts], mul(layers, ceil_div(p.shared_experts, l.tp), "parameters"), "parameters");
-    dense[dense_ffn] = add(dense[dense_ffn], mul(layers, ceil_div(p.dense_ffn, l.tp), "parameters"), "parameters");
-    experts = add(experts, mul(layers, ceil_div(p.experts / l.ep, l.etp), "parameters"), "parameters");
+    const auto split = [&](anatomy::Term t, i64 by) { return mul(layers, ceil_div(p.params(t), by), "parameters"); };
+    dense[attention] = add(dense[attention], split(anatomy::Term::attention, l.tp), "parameters");
+    dense[norms] = add(dense[norms], split(anatomy::Term::norms, 1), "parameters");
+    dense[router] = add(dense[router], split(anatomy::Term::router, 1), "parameters");
+    dense[shared_experts] = add(dense[shared_experts], split(anatomy::Term::shared_experts, l.tp), "parameters");
+    dense[dense_ffn] = add(dense[dense_ffn], split(anatomy::Term::dense_ffn, l.tp), "parameters");
+    experts = add(experts, mul(layers, ceil_div(p.params(anatomy::Term::experts) / l.ep, l.etp), "parameters"), "parameters");
   }
   const i64 h = c.hidden_size;
   const i64 vocab = mul(c.vocab_size, h, "embedding parameters");
@@ -213,16 +217,14 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
   dense[lm_head] = c.tie_embeddings ? 0 : ceil_div(vocab, l.tp);  // one stage: a tied head is the embedding
   dense[norms] = add(dense[norms], c.norm == NormType::layernorm ? 2 * h : h, "parameters");
   dense[loop_extras_term] = loop_extras(c).params;
-  const bool frozen_bias = c.moe.router_bias && c.moe.router_score == RouterScore::sigmoid;
-  const i64 frozen = frozen_bias ? mul(moe_layers_, c.moe.num_experts, "parameters") : 0;
+  const i64 frozen = moe_layers_ > 0 ? mul(moe_layers_, sums_of(true).frozen_params, "parameters") : 0;
   const i64 norm_tensors = c.norm == NormType::layernorm ? 2 : 1;
   i64 tensors = 0;
   if (moe_layers_ > 0)
-    tensors = add(tensors, mul(moe_layers_, memory_detail::layer_tensors(c, moe_layer_), "parameter tensors"),
-                  "parameter tensors");
+    tensors = add(tensors, mul(moe_layers_, sums_of(true).trainable_tensors, "parameter tensors"), "parameter tensors");
   if (dense_layers_ > 0)
-    tensors = add(tensors, mul(dense_layers_, memory_detail::layer_tensors(c, dense_layer_), "parameter tensors"),
-                  "parameter tensors");
+    tensors =
+        add(tensors, mul(dense_layers_, sums_of(false).trainable_tensors, "parameter tensors"), "parameter tensors");
   tensors += 1 + (dense[lm_head] > 0 ? 1 : 0) + norm_tensors;  // the embedding, the head, the final norm
 
   i64 state = 0;

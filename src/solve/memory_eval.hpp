@@ -43,8 +43,6 @@ class MemoryEvaluator {
   LayerKinds layer_kinds_;
   std::int64_t moe_layers_ = 0;
   std::int64_t dense_layers_ = 0;
-  std::int64_t moe_layer_ = -1;       // a MoE layer (0-based), for its parameter tensors
-  std::int64_t dense_layer_ = -1;     // a dense one
   std::array<VisitKind, 6> kinds_{};  // by (MoE, recompute mode)
   bool have_last_ = false;            // the stage has a visit, whose last one is:
   VisitKind last_;                    // its kind,

@@ -1,11 +1,13 @@
-// The ops of one GPU's step (docs/time.md, "The ops"). Shapes follow the
-// counting code's (src/count/layer_cost.cpp): at tp = cp = ep = 1 the forward
-// GEMMs and attention cores sum to count()'s FLOPs (tests/unit/time).
+// The ops of one GPU's step (docs/time.md, "The ops"). A layer's GEMMs are its
+// anatomy's products (src/anatomy), the ones count() sums, sharded as the
+// layout says: at tp = cp = ep = 1 the forward GEMMs and attention cores sum to
+// count()'s FLOPs (tests/unit/time).
 #include "time/ops.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "anatomy/layer_anatomy.hpp"
 #include "count/layer_cost.hpp"
 #include "memory/visit_runs.hpp"
 
@@ -60,13 +62,18 @@ struct Builder {
   void norm(i64 rows, i64 width) { add(elementwise("norms", 2 * dbl(rows) * dbl(width) * e())); }
   void residual(i64 rows) { add(elementwise("residual", 3 * dbl(rows) * dbl(x.c.hidden_size) * e())); }
 
-  // An FFN of `width` on `rows` rows, its widths split `split` ways; `groups` experts of it (grouped) or one.
-  void ffn(std::string_view name, i64 rows, i64 width, i64 split, i64 groups) {
-    const i64 h = x.c.hidden_size;
+  i64 on_rank(const anatomy::Dim& d) const { return d.on_rank(l().tp, l().etp); }
+  void add_product(const anatomy::Product& p, i64 rows) {
+    add_gemm(anatomy::name(p.op), rows, p.n_on_rank(l().tp, l().etp), on_rank(p.k));
+  }
+
+  // An FFN's two products (gate and up, then down) on `rows` rows; `groups` experts of it (grouped) or one.
+  void ffn(const anatomy::Product& up_product, const anatomy::Product& down_product, i64 rows, i64 groups) {
     const bool gated = x.c.ffn.type == FfnType::gated;
-    const i64 wd = width / split;
-    Op up = gemm(name, rows, (gated ? 2 : 1) * wd, h, e(), w());
-    Op down = gemm(name, rows, h, wd, e(), w());
+    const std::string_view name = anatomy::name(up_product.op);
+    const i64 wd = on_rank(down_product.k);
+    Op up = gemm(name, rows, up_product.n_on_rank(l().tp, l().etp), on_rank(up_product.k), e(), w());
+    Op down = gemm(name, rows, down_product.n_on_rank(l().tp, l().etp), wd, e(), w());
     for (Op* op : {&up, &down})
       if (groups > 0) {
         op->kind = OpKind::grouped_gemm;
@@ -79,32 +86,13 @@ struct Builder {
     add(down);
   }
 
-  void attention(i64 l0) {
+  void attention(const anatomy::LayerAnatomy& parts, i64 l0) {
     const auto& a = x.c.attention;
-    const i64 h = x.c.hidden_size, n = x.tokens, tp = l().tp;
-    i64 qk_width = 0, v_width = 0, kv_elements = 0;
-    if (a.type == AttentionType::mla) {
-      const auto& m = a.mla;
-      const i64 qk_head = m.qk_nope_head_dim + m.qk_rope_head_dim;
-      if (m.q_lora_rank > 0) {
-        add_gemm("attention_qkv", n, m.q_lora_rank, h);
-        add_gemm("attention_qkv", n, a.num_heads * qk_head / tp, m.q_lora_rank);
-      } else {
-        add_gemm("attention_qkv", n, a.num_heads * qk_head / tp, h);
-      }
-      add_gemm("attention_qkv", n, m.kv_lora_rank + m.qk_rope_head_dim, h);
-      add_gemm("attention_qkv", n, a.num_heads * (m.qk_nope_head_dim + m.v_head_dim) / tp, m.kv_lora_rank);
-      qk_width = a.num_heads * qk_head / tp;
-      v_width = a.num_heads * m.v_head_dim / tp;
-      kv_elements = m.kv_lora_rank + m.qk_rope_head_dim;
-    } else {
-      // KV heads split over tp, each replicated where tp exceeds them.
-      const i64 kv_split = std::min(tp, a.num_kv_heads);
-      const i64 kv = a.num_kv_heads / kv_split * a.head_dim;
-      add_gemm("attention_qkv", n, a.num_heads * a.head_dim / tp + 2 * kv, h);
-      qk_width = v_width = a.num_heads * a.head_dim / tp;
-      kv_elements = 2 * kv;
-    }
+    const i64 n = x.tokens;
+    for (const anatomy::Product& p : parts.products)
+      if (p.op == anatomy::Op::attention_qkv) add_product(p, n);
+    const i64 qk_width = on_rank(parts.sums.core.qk), v_width = on_rank(parts.sums.core.v);
+    const i64 kv_elements = on_rank(parts.sums.core.kv);
     const LayerAttention kind = x.c.attention_at(l0);
     const i64 score_per_pair = 2 * (qk_width + v_width);
     Op core;
@@ -127,13 +115,22 @@ struct Builder {
       core.bytes = dbl(n) * dbl(2 * qk_width + 2 * v_width + kv_elements) * e();
     }
     add(core);
-    add_gemm("attention_out", n, h, v_width);
+    for (const anatomy::Product& p : parts.products)
+      if (p.op == anatomy::Op::attention_out) add_product(p, n);
   }
 
-  void moe() {
+  // The products of `op`, in the anatomy's order.
+  static anatomy::List<const anatomy::Product*, 4> of(const anatomy::LayerAnatomy& a, anatomy::Op op) {
+    anatomy::List<const anatomy::Product*, 4> out;
+    for (const anatomy::Product& p : a.products)
+      if (p.op == op) out.push_back(&p);
+    return out;
+  }
+
+  void moe(const anatomy::LayerAnatomy& parts) {
     const auto& m = x.c.moe;
     const i64 h = x.c.hidden_size, n = x.tokens, ep = l().ep;
-    add_gemm("router", n, m.num_experts, h);
+    add_product(*of(parts, anatomy::Op::router)[0], n);
     add(elementwise("router_topk", 2 * dbl(n) * dbl(m.num_experts) * 4));
     // The most loaded expert-parallel rank: its experts receive imbalance x the mean of top_k x its tokens.
     const double routed = dbl(n) * dbl(m.top_k) * x.o.imbalance;
@@ -148,31 +145,36 @@ struct Builder {
     add(elementwise("permute", 2 * dbl(n) * dbl(m.top_k) * dbl(h) * e()));
     if (ep > 1) add(collective("ep_all_to_all", Collective::all_to_all, routed * dbl(h) * e(), ep, l().etp * ep));
     const i64 grouped_rows = std::max<i64>(1, std::llround(rows));
-    ffn("experts", grouped_rows, m.expert_width, l().etp, groups);
+    const auto experts = of(parts, anatomy::Op::experts);
+    ffn(*experts[0], *experts[1], grouped_rows, groups);
     // The grouped GEMMs' FLOPs as routed (rows x groups may round): exact at ep = 1 without decode.
     for (auto it = ops.end() - 3; it != ops.end(); ++it)
       if (it->kind == OpKind::grouped_gemm) it->flops = it->flops / (dbl(grouped_rows) * dbl(groups)) * routed;
     if (ep > 1) add(collective("ep_all_to_all", Collective::all_to_all, routed * dbl(h) * e(), ep, l().etp * ep));
     add(elementwise("unpermute", (dbl(n) * dbl(m.top_k) + dbl(n)) * dbl(h) * e()));
-    if (m.num_shared_experts > 0) {
-      ffn("shared_experts", n, m.num_shared_experts * m.shared_width, l().tp, 0);
-      if (m.shared_gate) add_gemm("shared_experts", n, 1, h);
-    }
+    // The shared experts as one FFN, then their gate.
+    const auto shared = of(parts, anatomy::Op::shared_experts);
+    std::size_t next = 0;
+    if (m.num_shared_experts > 0) ffn(*shared[0], *shared[1], n, 0), next = 2;
+    for (; next < shared.size(); ++next) add_product(*shared[next], n);
   }
 
   void visit_ops(i64 l0) {
     const i64 n = x.tokens, h = x.c.hidden_size;
-    const bool sandwich = x.c.norm_placement != NormPlacement::pre;  // a norm on each sublayer's output too
+    const anatomy::LayerAnatomy parts = anatomy::layer_anatomy(x.c, x.c.is_moe_layer(l0));
+    const bool sandwich = parts.sums.sublayer_norms == 4;  // a norm on each sublayer's output too
     norm(n, h);
-    attention(l0);
+    attention(parts, l0);
     tp_reduce(n);
     if (sandwich) norm(n, h);
     residual(n);
     norm(n, h);
-    if (x.c.is_moe_layer(l0))
-      moe();
-    else
-      ffn("dense_ffn", n, x.c.ffn.dense_width, l().tp, 0);
+    if (parts.sums.moe) {
+      moe(parts);
+    } else {
+      const auto dense = of(parts, anatomy::Op::dense_ffn);
+      ffn(*dense[0], *dense[1], n, 0);
+    }
     tp_reduce(n);
     if (sandwich) norm(n, h);
     residual(n);
