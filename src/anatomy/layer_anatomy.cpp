@@ -61,8 +61,8 @@ struct Builder {
   i64 h() const { return c.hidden_size; }
   void tensor(Term term, const char* name, i64 elements, i64 instances = 1, bool trainable = true) {
     if (lists)
-      lists->tensors.push_back({.term = term, .name = name, .elements = elements, .instances = instances,
-                             .trainable = trainable});
+      lists->tensors.push_back(
+          {.term = term, .name = name, .elements = elements, .instances = instances, .trainable = trainable});
     const char* what = params_name(term);
     i64& sum = out.param_sums[static_cast<std::size_t>(term)];
     const i64 all = mul(elements, instances, what);
@@ -144,8 +144,7 @@ struct Builder {
     out.core.qk = q;
     out.core.v = by(a.num_heads, m.v_head_dim, Split::tp);
     out.core.kv = whole(kv_a);
-    linear(Term::attention, "attn.o_proj.weight", "attn.o_proj.bias", out.core.v.whole("value width"), h(),
-           a.out_bias);
+    linear(Term::attention, "attn.o_proj.weight", "attn.o_proj.bias", out.core.v.whole("value width"), h(), a.out_bias);
     if (a.sinks) tensor(Term::attention, "attn.sinks", a.num_heads);
     product(Op::attention_out, whole(h()), out.core.v);
   }
@@ -173,14 +172,14 @@ struct Builder {
              !correction);
     }
     product(Op::router, whole(m.num_experts), whole(h()));
-    static constexpr const char* experts[6] = {
-        "ffn.experts.*.gate_proj.weight", "ffn.experts.*.gate_proj.bias", "ffn.experts.*.up_proj.weight",
-        "ffn.experts.*.up_proj.bias",     "ffn.experts.*.down_proj.weight", "ffn.experts.*.down_proj.bias"};
+    static constexpr const char* experts[6] = {"ffn.experts.*.gate_proj.weight", "ffn.experts.*.gate_proj.bias",
+                                               "ffn.experts.*.up_proj.weight",   "ffn.experts.*.up_proj.bias",
+                                               "ffn.experts.*.down_proj.weight", "ffn.experts.*.down_proj.bias"};
     ffn(Term::experts, Op::experts, experts, m.expert_width, m.num_experts, m.expert_width, Split::etp, m.top_k);
     if (m.num_shared_experts > 0) {
-      static constexpr const char* shared[6] = {
-          "ffn.shared.*.gate_proj.weight", "ffn.shared.*.gate_proj.bias", "ffn.shared.*.up_proj.weight",
-          "ffn.shared.*.up_proj.bias",     "ffn.shared.*.down_proj.weight", "ffn.shared.*.down_proj.bias"};
+      static constexpr const char* shared[6] = {"ffn.shared.*.gate_proj.weight", "ffn.shared.*.gate_proj.bias",
+                                                "ffn.shared.*.up_proj.weight",   "ffn.shared.*.up_proj.bias",
+                                                "ffn.shared.*.down_proj.weight", "ffn.shared.*.down_proj.bias"};
       // The shared experts run as one FFN of their widths together.
       ffn(Term::shared_experts, Op::shared_experts, shared, m.shared_width, m.num_shared_experts,
           mul(m.num_shared_experts, m.shared_width, "shared expert parameters"), Split::tp, 1);
@@ -192,7 +191,7 @@ struct Builder {
   }
 
   void dense() {
-    static constexpr const char* names[6] = {"ffn.gate_proj.weight", "ffn.gate_proj.bias", "ffn.up_proj.weight",
+    static constexpr const char* names[6] = {"ffn.gate_proj.weight", "ffn.gate_proj.bias",   "ffn.up_proj.weight",
                                              "ffn.up_proj.bias",     "ffn.down_proj.weight", "ffn.down_proj.bias"};
     ffn(Term::dense_ffn, Op::dense_ffn, names, c.ffn.dense_width, 1, c.ffn.dense_width, Split::tp, 1);
   }

@@ -86,9 +86,9 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   out.kv_bytes_per_visit = static_cast<double>(kv_bytes) / static_cast<double>(context);
 
   double elementwise = 4.0 * static_cast<double>(a.sublayer_norms * h + a.core.normed)  // norms
-                       + 2.0 * static_cast<double>(h)                                    // residual adds
-                       + 5.0 * static_cast<double>(c.attention.num_heads) * attended;    // softmax
-  if (c.visits(layer) > 1) elementwise += 2.0 * static_cast<double>(h);                  // residual scale
+                       + 2.0 * static_cast<double>(h)                                   // residual adds
+                       + 5.0 * static_cast<double>(c.attention.num_heads) * attended;   // softmax
+  if (c.visits(layer) > 1) elementwise += 2.0 * static_cast<double>(h);                 // residual scale
 
   // Weight-matrix FLOPs of one visit, per token: 2 x the multiply-accumulates.
   const auto flops = [&](Op op, const char* what) { return mul(2, a.macs(op), what); };
@@ -98,9 +98,9 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   i64 active_ffn = 0;
   if (moe) {
     const auto& m = c.moe;
-    active_ffn = add(add(p.router, mul(m.top_k, p.experts / m.num_experts, "active expert parameters"),
-                         "active parameters"),
-                     p.shared_experts, "active parameters");
+    active_ffn =
+        add(add(p.router, mul(m.top_k, p.experts / m.num_experts, "active expert parameters"), "active parameters"),
+            p.shared_experts, "active parameters");
     elementwise += 5.0 * static_cast<double>(m.num_experts)  // router softmax or sigmoid
                    + static_cast<double>(m.top_k) * ffn_elementwise(c, m.expert_width) +
                    static_cast<double>(m.num_shared_experts) * ffn_elementwise(c, m.shared_width) +

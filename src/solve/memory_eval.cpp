@@ -209,7 +209,8 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
     dense[router] = add(dense[router], split(anatomy::Term::router, 1), "parameters");
     dense[shared_experts] = add(dense[shared_experts], split(anatomy::Term::shared_experts, l.tp), "parameters");
     dense[dense_ffn] = add(dense[dense_ffn], split(anatomy::Term::dense_ffn, l.tp), "parameters");
-    experts = add(experts, mul(layers, ceil_div(p.params(anatomy::Term::experts) / l.ep, l.etp), "parameters"), "parameters");
+    experts =
+        add(experts, mul(layers, ceil_div(p.params(anatomy::Term::experts) / l.ep, l.etp), "parameters"), "parameters");
   }
   const i64 h = c.hidden_size;
   const i64 vocab = mul(c.vocab_size, h, "embedding parameters");
