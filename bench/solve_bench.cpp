@@ -174,8 +174,7 @@ const bool registered = [] {
       const std::string label = std::string("derive_match/") + short_name + "/" + name;
       benchmark::RegisterBenchmark(label.c_str(), derive_match, example, match)->Unit(benchmark::kMillisecond);
       const std::string one = std::string("derive_match_one_search/") + short_name + "/" + name;
-      benchmark::RegisterBenchmark(one.c_str(), derive_match_one_search, example, match)
-          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(one.c_str(), derive_match_one_search, example, match)->Unit(benchmark::kMillisecond);
     }
   using B = smelt::Budget;
   for (const auto& [short_name, example] :
