@@ -60,6 +60,7 @@ __all__ = [
     "export_hf",
     "export_megatron",
     "fit",
+    "layer_anatomy",
     "memory",
     "time",
     "frontier",
@@ -205,6 +206,22 @@ def count(
             every_layer,
         )
     )
+
+
+def layer_anatomy(config: ConfigLike, layer: int) -> dict[str, Any]:
+    """Stored layer ``layer`` (0-based) as the library counts it (docs/anatomy.md).
+
+    ``tensors``: each weight tensor in the reference model's order, ``name`` within the layer as
+    ``smelt.torch``'s modules hold it (an expert's with ``*`` for its index), ``term`` (the count's parameter
+    term), ``elements`` of one instance, ``instances`` (routed or shared experts) and ``trainable`` (False for
+    DeepSeek's correction bias); ``products``: each per-token matrix product, ``op`` (the FLOP term and the
+    time model's op), ``n`` x ``k`` over all heads and ``times`` per token; the attention core's ``qk_width``,
+    ``v_width`` and the ``kv_elements`` cached per token.
+    """
+    if layer is None:
+        raise ConfigError("layer_anatomy(): layer = None: must be an integer", [("layer", "None", "must be an integer")])
+    layer = _argument("layer_anatomy", "layer", layer, int, "must be an integer")
+    return json.loads(_core.layer_anatomy(read_config(config)._native_config(), layer))
 
 
 def derive(baseline: ConfigLike, **space_and_recipe: Any) -> MatchResult:

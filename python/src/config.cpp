@@ -3,8 +3,10 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
+#include "smelt/anatomy.hpp"
 #include "smelt/bounds.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
@@ -19,6 +21,27 @@ CheckedConfig read_config(const std::string& path) { return smelt::read_checked_
 
 CheckedConfig parse_config(const std::string& text, const std::string& source) {
   return smelt::parse_checked_config(text, source);
+}
+
+std::string layer_anatomy(const CheckedConfig& checked, std::int64_t layer) {
+  const LayerAnatomyReport a = smelt::layer_anatomy(checked.get(), layer);
+  nlohmann::ordered_json j;
+  j["layer"] = a.layer;
+  j["moe"] = a.moe;
+  j["tensors"] = nlohmann::ordered_json::array();
+  for (const LayerTensor& t : a.tensors)
+    j["tensors"].push_back({{"name", t.name},
+                            {"term", t.term},
+                            {"elements", t.elements},
+                            {"instances", t.instances},
+                            {"trainable", t.trainable}});
+  j["products"] = nlohmann::ordered_json::array();
+  for (const LayerProduct& p : a.products)
+    j["products"].push_back({{"op", p.op}, {"n", p.n}, {"k", p.k}, {"times", p.times}});
+  j["qk_width"] = a.qk_width;
+  j["v_width"] = a.v_width;
+  j["kv_elements"] = a.kv_elements;
+  return j.dump();
 }
 
 std::string count(const CheckedConfig& checked, std::optional<std::int64_t> context, const std::string& convention,

@@ -91,11 +91,18 @@ struct Builder {
     if (bias) tensor(term, bias_name, out_width, instances);
   }
 
+  // gpt-oss's per-head sink logits: a parameter of the attention module itself, which torch lists before its
+  // submodules' (named_parameters' order).
+  void sinks() {
+    if (c.attention.sinks) tensor(Term::attention, "attn.sinks", c.attention.num_heads);
+  }
+
   void gqa() {
     const auto& a = c.attention;
     const i64 q = mul(a.num_heads, a.head_dim, "query width");
     const i64 kv = mul(a.num_kv_heads, a.head_dim, "key/value width");
     const bool qk_bias = a.qkv_bias || a.qk_bias;
+    sinks();
     linear(Term::attention, "attn.q_proj.weight", "attn.q_proj.bias", h(), q, qk_bias);
     linear(Term::attention, "attn.k_proj.weight", "attn.k_proj.bias", h(), kv, qk_bias);
     linear(Term::attention, "attn.v_proj.weight", "attn.v_proj.bias", h(), kv, a.qkv_bias);
@@ -106,7 +113,6 @@ struct Builder {
       norm(Term::attention, "attn.k_norm.weight", "attn.k_norm.bias", per_head ? a.head_dim : kv);
       out.core.normed = q + kv;
     }
-    if (a.sinks) tensor(Term::attention, "attn.sinks", a.num_heads);
     // Q, K and V as one GEMM: the query heads over tp, the KV heads over tp (replicated where tp exceeds them).
     product(Op::attention_qkv, by(a.num_heads, a.head_dim, Split::tp), whole(h()), 1,
             by(a.num_kv_heads, mul(2, a.head_dim, "key/value width"), Split::kv_heads));
@@ -120,6 +126,7 @@ struct Builder {
     const auto& m = a.mla;
     const i64 qk_head = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const Dim q = by(a.num_heads, qk_head, Split::tp);
+    sinks();
     // Queries: direct, or down to q_lora_rank, normed, then up.
     if (m.q_lora_rank > 0) {
       linear(Term::attention, "attn.q_a_proj.weight", "", h(), m.q_lora_rank, false);
@@ -145,7 +152,6 @@ struct Builder {
     out.core.v = by(a.num_heads, m.v_head_dim, Split::tp);
     out.core.kv = whole(kv_a);
     linear(Term::attention, "attn.o_proj.weight", "attn.o_proj.bias", out.core.v.whole("value width"), h(), a.out_bias);
-    if (a.sinks) tensor(Term::attention, "attn.sinks", a.num_heads);
     product(Op::attention_out, whole(h()), out.core.v);
   }
 

@@ -122,7 +122,8 @@ struct LayerSums {
 
 struct LayerAnatomy {
   LayerSums sums;
-  List<Tensor, 48> tensors;    // in the reference model's order: norms, attention, then the FFN or MoE
+  List<Tensor, 48>
+      tensors;  // in the reference model's order (torch's named_parameters: a module's own, then its submodules')
   List<Product, 12> products;  // in the order a visit runs them
 };
 

@@ -1,0 +1,54 @@
+// The public view of a layer's anatomy (smelt/anatomy.hpp): the private
+// anatomy's lists, their terms and ops named.
+#include <fmt/format.h>
+
+#include "anatomy/layer_anatomy.hpp"
+#include "smelt/anatomy.hpp"
+#include "smelt/error.hpp"
+
+namespace smelt {
+namespace {
+
+const char* term_name(anatomy::Term t) {
+  switch (t) {
+    case anatomy::Term::attention:
+      return "attention";
+    case anatomy::Term::norms:
+      return "norms";
+    case anatomy::Term::router:
+      return "router";
+    case anatomy::Term::experts:
+      return "experts";
+    case anatomy::Term::shared_experts:
+      return "shared_experts";
+    case anatomy::Term::dense_ffn:
+      return "dense_ffn";
+  }
+  return "";
+}
+
+}  // namespace
+
+LayerAnatomyReport layer_anatomy(const ModelConfig& config, std::int64_t layer) {
+  if (layer < 0 || layer >= config.num_layers)
+    throw config_error(
+        fmt::format("layer = {}: must be a 0-based stored layer, 0 to {}", layer, config.num_layers - 1));
+  const bool moe = config.is_moe_layer(layer);
+  const anatomy::LayerAnatomy a = anatomy::layer_anatomy(config, moe);
+  LayerAnatomyReport out;
+  out.layer = layer;
+  out.moe = moe;
+  for (const anatomy::Tensor& t : a.tensors)
+    out.tensors.push_back({t.name, term_name(t.term), t.elements, t.instances, t.trainable});
+  for (const anatomy::Product& p : a.products) {
+    std::int64_t n = p.n.whole("product width");
+    if (p.n_fused.heads > 0) n += p.n_fused.whole("product width");
+    out.products.push_back({anatomy::name(p.op), n, p.k.whole("product width"), p.times});
+  }
+  out.qk_width = a.sums.core.qk.whole("query width");
+  out.v_width = a.sums.core.v.whole("value width");
+  out.kv_elements = a.sums.core.kv.whole("KV cache elements");
+  return out;
+}
+
+}  // namespace smelt
