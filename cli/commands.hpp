@@ -20,5 +20,6 @@ Run add_fit(CLI::App& app);
 Run add_frontier(CLI::App& app);
 Run add_memory(CLI::App& app);
 Run add_time(CLI::App& app);
+Run add_anatomy(CLI::App& app);
 
 }  // namespace smelt::cli

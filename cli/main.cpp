@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("smelt-match ") + smelt::version);
   std::map<const CLI::App*, Run> runs;
   for (auto add : {add_count, add_derive, add_sweep, add_bench, add_fit, add_frontier, add_memory, add_time,
-                   add_convert, add_export}) {
+                   add_convert, add_export, add_anatomy}) {
     const Run run = add(app);
     runs[app.get_subcommands({}).back()] = run;
   }

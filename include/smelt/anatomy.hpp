@@ -27,7 +27,7 @@ struct LayerProduct {
 };
 
 struct LayerAnatomyReport {
-  std::int64_t layer = 0;  // 0-based stored layer
+  std::int64_t layer = 0;  // 0-based stored layer (1-based in the JSON)
   bool moe = false;
   std::vector<LayerTensor> tensors;        // in the reference model's order
   std::vector<LayerProduct> products;      // in the order a visit runs them
@@ -38,5 +38,9 @@ struct LayerAnatomyReport {
 // Stored layer `layer` (0-based) of a validated config. Throws config_error
 // when `layer` is not one of its layers.
 LayerAnatomyReport layer_anatomy(const ModelConfig& config, std::int64_t layer);
+
+// The report as ordered JSON text (`smelt-match anatomy --json`, smelt.layer_anatomy): "layer" 1-based, as the
+// count report numbers layers, then "moe", "tensors", "products", "qk_width", "v_width", "kv_elements".
+std::string anatomy_json(const LayerAnatomyReport& report);
 
 }  // namespace smelt

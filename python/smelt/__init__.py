@@ -209,7 +209,8 @@ def count(
 
 
 def layer_anatomy(config: ConfigLike, layer: int) -> dict[str, Any]:
-    """Stored layer ``layer`` (0-based) as the library counts it (docs/anatomy.md).
+    """Stored layer ``layer`` (1-based, as the count report numbers layers) as the library counts it
+    (docs/anatomy.md); ``smelt-match anatomy CONFIG --layer N --json``.
 
     ``tensors``: each weight tensor in the reference model's order, ``name`` within the layer as
     ``smelt.torch``'s modules hold it (an expert's with ``*`` for its index), ``term`` (the count's parameter

@@ -33,7 +33,7 @@ CheckedConfig parse_config(const std::string& text, const std::string& source);
 std::string count(const CheckedConfig& config, std::optional<std::int64_t> context, const std::string& convention,
                   bool elementwise, const std::string& name_if_empty, const CheckedConfig* reference,
                   const std::string& reference_name_if_empty, bool every_layer);
-// Stored layer `layer` (0-based)'s anatomy (smelt/anatomy.hpp) as JSON: its tensors, products and core widths.
+// Stored layer `layer` (1-based)'s anatomy (smelt/anatomy.hpp) as JSON: its tensors, products and core widths.
 std::string layer_anatomy(const CheckedConfig& config, std::int64_t layer);
 // The count report's term names, in its order (smelt/count_report_terms.hpp): "params" and "flops" as the model's
 // `terms` holds them, "layer_params" and "layer_flops" as a layer's `params` and `flops_per_visit` do.

@@ -3,7 +3,6 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
 #include "smelt/anatomy.hpp"
@@ -24,24 +23,10 @@ CheckedConfig parse_config(const std::string& text, const std::string& source) {
 }
 
 std::string layer_anatomy(const CheckedConfig& checked, std::int64_t layer) {
-  const LayerAnatomyReport a = smelt::layer_anatomy(checked.get(), layer);
-  nlohmann::ordered_json j;
-  j["layer"] = a.layer;
-  j["moe"] = a.moe;
-  j["tensors"] = nlohmann::ordered_json::array();
-  for (const LayerTensor& t : a.tensors)
-    j["tensors"].push_back({{"name", t.name},
-                            {"term", t.term},
-                            {"elements", t.elements},
-                            {"instances", t.instances},
-                            {"trainable", t.trainable}});
-  j["products"] = nlohmann::ordered_json::array();
-  for (const LayerProduct& p : a.products)
-    j["products"].push_back({{"op", p.op}, {"n", p.n}, {"k", p.k}, {"times", p.times}});
-  j["qk_width"] = a.qk_width;
-  j["v_width"] = a.v_width;
-  j["kv_elements"] = a.kv_elements;
-  return j.dump();
+  // 1-based, as smelt-match anatomy --layer and the count report number layers.
+  if (layer < 1 || layer > checked.get().num_layers)
+    throw config_error(fmt::format("layer = {}: must be a stored layer, 1 to {}", layer, checked.get().num_layers));
+  return anatomy_json(smelt::layer_anatomy(checked.get(), layer - 1));
 }
 
 std::string count(const CheckedConfig& checked, std::optional<std::int64_t> context, const std::string& convention,

@@ -32,7 +32,7 @@ NB_MODULE(_core, m) {
         "against `reference`, or against the config with every expert active when None; "
         "`every_layer` adds one object per layer (CountReportOptions::every_layer).");
   m.def("layer_anatomy", &smelt::python::layer_anatomy, "config"_a, "layer"_a,
-        "Stored layer `layer` (0-based)'s anatomy (JSON): its weight tensors, per-token products and core widths.");
+        "Stored layer `layer` (1-based)'s anatomy (JSON): its weight tensors, per-token products and core widths.");
   m.def("report_terms", &smelt::python::report_terms,
         "The count report's term names in its order: params, flops (the model's terms), layer_params, layer_flops "
         "(a layer's).");

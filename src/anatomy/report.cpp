@@ -1,6 +1,7 @@
 // The public view of a layer's anatomy (smelt/anatomy.hpp): the private
 // anatomy's lists, their terms and ops named.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "anatomy/layer_anatomy.hpp"
 #include "smelt/anatomy.hpp"
@@ -49,6 +50,26 @@ LayerAnatomyReport layer_anatomy(const ModelConfig& config, std::int64_t layer) 
   out.v_width = a.sums.core.v.whole("value width");
   out.kv_elements = a.sums.core.kv.whole("KV cache elements");
   return out;
+}
+
+std::string anatomy_json(const LayerAnatomyReport& a) {
+  nlohmann::ordered_json j;
+  j["layer"] = a.layer + 1;
+  j["moe"] = a.moe;
+  j["tensors"] = nlohmann::ordered_json::array();
+  for (const LayerTensor& t : a.tensors)
+    j["tensors"].push_back({{"name", t.name},
+                            {"term", t.term},
+                            {"elements", t.elements},
+                            {"instances", t.instances},
+                            {"trainable", t.trainable}});
+  j["products"] = nlohmann::ordered_json::array();
+  for (const LayerProduct& p : a.products)
+    j["products"].push_back({{"op", p.op}, {"n", p.n}, {"k", p.k}, {"times", p.times}});
+  j["qk_width"] = a.qk_width;
+  j["v_width"] = a.v_width;
+  j["kv_elements"] = a.kv_elements;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace smelt

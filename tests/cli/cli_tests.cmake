@@ -154,3 +154,12 @@ if(EXISTS ${EPOCH_CSV})
 endif()
 smelt_cli_test(fit.error.rename EXIT 2 ARGS fit ${SMELT_BAD}/runs-chinchilla.csv --rename "Size" STDOUT_EMPTY
                STDERR "--rename = \"Size\": must be OLD=NEW")
+# A layer's anatomy (docs/anatomy.md): tiny-moe's layer 2, MoE; its experts' gate 64 x 32 = 2,048 elements, 8 of them.
+smelt_cli_test(anatomy.text EXIT 0 ARGS anatomy --layer 2 ${SMELT_EX}/tiny-moe.json
+               STDOUT "^tiny-moe, layer 2 of 4 \\(MoE\\)\n.*ffn.experts.\\*.gate_proj.weight +experts +2048 +8 +yes\n.*experts +64 +64 +2\n.*attention core: query-key width 64, value width 64, KV cache 64 elements a token\n$")
+smelt_cli_test(anatomy.json EXIT 0 ARGS anatomy --json ${SMELT_EX}/tiny-moe.json
+               STDOUT "^{\n  \"layer\": 1,\n  \"moe\": false,\n  \"tensors\": \\[\n    {\n      \"name\": \"attn_norm.weight\",")
+smelt_cli_test(anatomy.layer_past_the_last EXIT 2 ARGS anatomy --layer 5 ${SMELT_EX}/tiny-moe.json
+               STDOUT_EMPTY STDERR "^smelt-match: error: --layer = 5: must be a stored layer, 1 to 4\n$")
+smelt_cli_test(anatomy.layer_zero EXIT 2 ARGS anatomy --layer 0 ${SMELT_EX}/tiny-moe.json
+               STDOUT_EMPTY STDERR "^smelt-match: error: --layer = 0: must be a stored layer, 1 to 4\n$")

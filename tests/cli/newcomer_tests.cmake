@@ -18,7 +18,7 @@ endforeach()
 smelt_cli_test(error.unknown_subcommand EXIT 2 ARGS cuont ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
                STDERR "^smelt-match: error: unknown subcommand 'cuont' \\(did you mean 'count'\\?\\)\n\\(run 'smelt-match --help' for usage\\)\n$")
 smelt_cli_test(error.unknown_subcommand.far EXIT 2 ARGS xyz STDOUT_EMPTY
-               STDERR "^smelt-match: error: unknown subcommand 'xyz': the subcommands are count, derive, sweep, bench, fit, frontier, memory, time, convert, export\n")
+               STDERR "^smelt-match: error: unknown subcommand 'xyz': the subcommands are count, derive, sweep, bench, fit, frontier, memory, time, convert, export, anatomy\n")
 # Named before the missing BASELINE that CLI11 would report instead.
 smelt_cli_test(error.unknown_option EXIT 2 ARGS derive --jsn STDOUT_EMPTY
                STDERR "^smelt-match: error: derive: unknown option '--jsn' \\(did you mean '--json'\\?\\)\n\\(run 'smelt-match derive --help' for usage\\)\n$")

@@ -44,6 +44,9 @@ def _frontier(path: str, out: pathlib.Path) -> str:
 ENTRIES = {
     "read_config": Entry(lambda p, o: smelt.read_config(p).to_json(), lambda p, o: ["convert", p]),
     "count": Entry(lambda p, o: smelt.count(p).to_json(), lambda p, o: ["count", "--json", p]),
+    "layer_anatomy": Entry(
+        lambda p, o: json.dumps(smelt.layer_anatomy(p, 1), indent=2) + "\n", lambda p, o: ["anatomy", "--json", p]
+    ),
     "derive": Entry(
         _derive, lambda p, o: ["derive", "--json", "--tolerance", "5", p, "--out", str(o / "d.json")], ("d.json",)
     ),

@@ -34,7 +34,8 @@ def torch_tensors(block: torch.nn.Module) -> list[tuple[str, int, int, bool]]:
 
 
 def smelt_tensors(cfg: dict, layer: int) -> list[tuple[str, int, int, bool]]:
-    a = smelt.layer_anatomy(cfg, layer)
+    """The anatomy's tensors of 0-based stored layer `layer` (smelt numbers them from 1)."""
+    a = smelt.layer_anatomy(cfg, layer + 1)
     return [(t["name"], t["elements"], t["instances"], t["trainable"]) for t in a["tensors"]]
 
 
@@ -42,7 +43,7 @@ def layer_kinds(cfg: dict) -> list[int]:
     """The first MoE layer and the first dense one (those the config has), as the anatomy says."""
     first: dict[bool, int] = {}
     for i in range(cfg["num_layers"]):
-        first.setdefault(smelt.layer_anatomy(cfg, i)["moe"], i)
+        first.setdefault(smelt.layer_anatomy(cfg, i + 1)["moe"], i)
         if len(first) == 2:
             break
     return sorted(first.values())
@@ -59,19 +60,19 @@ def test_each_layer_kind_holds_the_tensors_the_anatomy_lists(name: str):
     model = st.build_model(short, device="meta")
     for i in kinds:
         assert torch_tensors(model.layers[i]) == smelt_tensors(cfg, i), f"{name}, layer {i}"
-        assert smelt.layer_anatomy(short, i)["moe"] == smelt.layer_anatomy(cfg, i)["moe"]
+        assert smelt.layer_anatomy(short, i + 1)["moe"] == smelt.layer_anatomy(cfg, i + 1)["moe"]
 
 
 def test_the_anatomy_of_a_small_moe_layer_by_hand():
     # tiny-moe.json: H = 64, 4 query heads and 2 KV heads of 16, 8 SwiGLU experts of 32, top-2, one shared
-    # expert of 32, RMSNorm, no biases; layer 0 dense (first_dense = 1), layer 1 MoE.
+    # expert of 32, RMSNorm, no biases; layer 1 dense (first_dense = 1), layer 2 MoE.
     cfg = smelt.read_config(example("tiny-moe.json")).to_dict()
     a, m = cfg["attention"], cfg["moe"]
     assert (cfg["hidden_size"], a["num_heads"], a["num_kv_heads"], a["head_dim"]) == (64, 4, 2, 16)
     assert (m["num_experts"], m["top_k"], m["expert_width"], m["num_shared_experts"], m["shared_width"]) == (
         8, 2, 32, 1, 32)
-    got = smelt.layer_anatomy(cfg, 1)
-    assert got["moe"] is True
+    got = smelt.layer_anatomy(cfg, 2)
+    assert (got["layer"], got["moe"]) == (2, True)
     assert [(t["name"], t["term"], t["elements"], t["instances"]) for t in got["tensors"]] == [
         ("attn_norm.weight", "norms", 64, 1),
         ("attn.q_proj.weight", "attention", 64 * 4 * 16, 1),  # 4,096
@@ -104,12 +105,14 @@ def test_the_anatomy_of_a_small_moe_layer_by_hand():
     assert layer["params"]["experts"] == 49_152
     # FLOPs per visit: 2 x the products' n x k x times; the experts 2 x 2 x (64 x 64 + 64 x 32) = 24,576.
     assert layer["flops_per_visit"]["experts"] == 24_576
-    assert smelt.layer_anatomy(cfg, 0)["moe"] is False
+    assert smelt.layer_anatomy(cfg, 1)["moe"] is False
 
 
 def test_a_layer_that_is_not_stored_is_refused():
     cfg = smelt.read_config(example("tiny-moe.json")).to_dict()
-    with pytest.raises(smelt.ConfigError, match=r"^layer = 4: must be a 0-based stored layer, 0 to 3$"):
-        smelt.layer_anatomy(cfg, cfg["num_layers"])
+    with pytest.raises(smelt.ConfigError, match=r"^layer = 5: must be a stored layer, 1 to 4$"):
+        smelt.layer_anatomy(cfg, cfg["num_layers"] + 1)
+    with pytest.raises(smelt.ConfigError, match=r"^layer = 0: must be a stored layer, 1 to 4$"):
+        smelt.layer_anatomy(cfg, 0)
     with pytest.raises(smelt.ConfigError, match=r"^layer_anatomy\(\): layer = True: must be an integer$"):
         smelt.layer_anatomy(cfg, True)
