@@ -203,7 +203,8 @@ struct Builder {
   }
 };
 
-void build(Builder& b, bool moe) {
+// Flattened: the builder's small steps inlined (the solver builds millions of anatomies).
+[[gnu::flatten]] void build(Builder& b, bool moe) {
   const ModelConfig& c = b.c;
   b.out.moe = moe;
   b.out.sublayer_norms = c.norm_placement == NormPlacement::pre ? 2 : 4;

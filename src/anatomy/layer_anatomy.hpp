@@ -91,7 +91,8 @@ class List {
 
  public:
   void push_back(const T& v) {
-    if (size_ == N) throw std::length_error("smelt::anatomy::List: full");
+    if (size_ == N) [[unlikely]]
+      full();
     std::construct_at(&slots_[size_++].value, v);
   }
   const T* begin() const { return &slots_[0].value; }
@@ -100,6 +101,8 @@ class List {
   const T& operator[](std::size_t i) const { return slots_.at(i).value; }
 
  private:
+  [[noreturn, gnu::noinline, gnu::cold]] static void full() { throw std::length_error("smelt::anatomy::List: full"); }
+
   std::array<Slot, N> slots_;
   std::size_t size_ = 0;
 };

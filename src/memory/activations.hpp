@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "anatomy/saved_activations.hpp"
 #include "memory/resolved_layout.hpp"
 #include "smelt/config.hpp"
 #include "smelt/memory.hpp"
@@ -28,6 +29,8 @@ struct Shard {
   std::int64_t expert(std::int64_t elements, std::int64_t bytes) const;
   // By position alone (RoPE's angles, the mask's query rows): over cp.
   std::int64_t positional(std::int64_t elements, std::int64_t bytes) const;
+  // A saved tensor of a layer's anatomy, divided as its spread says, times its count.
+  std::int64_t of(const anatomy::Saved& saved) const;
 };
 
 struct ActivationInput {

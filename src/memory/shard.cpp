@@ -22,5 +22,23 @@ std::int64_t Shard::expert(std::int64_t elements, std::int64_t bytes) const {
 std::int64_t Shard::positional(std::int64_t elements, std::int64_t bytes) const {
   return bytes_of(elements, bytes, cp);
 }
+std::int64_t Shard::of(const anatomy::Saved& saved) const {
+  std::int64_t one = 0;
+  switch (saved.spread) {
+    case anatomy::Spread::replicated:
+      one = replicated(saved.elements, saved.bytes);
+      break;
+    case anatomy::Spread::sharded:
+      one = sharded(saved.elements, saved.bytes);
+      break;
+    case anatomy::Spread::expert:
+      one = expert(saved.elements, saved.bytes);
+      break;
+    case anatomy::Spread::positional:
+      one = positional(saved.elements, saved.bytes);
+      break;
+  }
+  return saved.count == 1 ? one : detail::mul(one, saved.count, "activation bytes");
+}
 
 }  // namespace smelt::memory_detail

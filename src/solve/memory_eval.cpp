@@ -24,94 +24,29 @@ using memory_detail::ceil_div;
 using memory_detail::Shard;
 
 constexpr i64 kIndexBytes = 8;  // as activations_smelt.cpp
-constexpr i64 kStatBytes = 4;
 
-i64 mul3(i64 a, i64 b, i64 c) { return mul(mul(a, b, "activation elements"), c, "activation elements"); }
-
-// The activation arithmetic of one candidate (activations_smelt.cpp's Ctx).
+// The activations of one candidate: its visits' saved tensors (the anatomy's, src/anatomy/saved_activations.cpp),
+// divided as the layout shards them, as activations_smelt.cpp does, summed without naming the terms.
 struct Act {
   const ModelConfig& c;
   const Shard& sh;
   i64 b, s, n, h, e;
 
-  template <class Split>
-  i64 norm(i64 rows, i64 width, Split split) const {
-    const i64 elements = mul(rows, width, "activation elements");
-    if (c.norm == NormType::layernorm)
-      return add(split(elements, e), split(mul(rows, 2, "activation elements"), e), "memory bytes");
-    if (e == 4) return add(add(split(elements, e), split(rows, e), "memory bytes"), split(elements, e), "memory bytes");
-    return add(add(split(elements, kStatBytes), split(rows, kStatBytes), "memory bytes"), split(elements, e),
-               "memory bytes");
-  }
-  i64 residual_norm() const {
-    return norm(n, h, [&](i64 el, i64 by) { return sh.replicated(el, by); });
-  }
-  template <class Split>
-  i64 ffn(i64 rows, i64 width, Split split) const {
-    return split(mul3(rows, width, c.ffn.type == FfnType::gated ? 4 : 2), e);
-  }
-  i64 attention(Recompute recompute) const {
-    const auto& a = c.attention;
-    const auto sharded = [&](i64 el, i64 by) { return sh.sharded(el, by); };
-    i64 t = sh.replicated(mul(n, h, "activation elements"), e);
-    const i64 q = mul(a.num_heads, a.head_dim, "activation elements");
-    const i64 kv = mul(a.num_kv_heads, a.head_dim, "activation elements");
-    if (a.qk_norm == QkNorm::full) {
-      t = add(t, norm(n, q, sharded), "memory bytes");
-      t = add(t, norm(n, kv, sharded), "memory bytes");
-    } else if (a.qk_norm == QkNorm::per_head) {
-      t = add(t, norm(mul(n, a.num_heads, "activation elements"), a.head_dim, sharded), "memory bytes");
-      t = add(t, norm(mul(n, a.num_kv_heads, "activation elements"), a.head_dim, sharded), "memory bytes");
-    }
-    if (a.head_dim / 2 > 0) t = add(t, sh.positional(mul3(4, s, a.head_dim / 2), e), "memory bytes");
-    const i64 heads_tokens = mul(n, q, "activation elements");
-    const i64 per_head_tensor = sh.sharded(heads_tokens, e);
-    t = add(t, mul(per_head_tensor, 3, "memory bytes"), "memory bytes");  // query, keys and values repeated
-    if (recompute != Recompute::selective) {
-      t = add(t, sh.positional(mul(s, s, "activation elements"), 1), "memory bytes");
-      const i64 keys = a.sinks ? s + 1 : s;
-      t = add(t, sh.sharded(mul3(mul(b, a.num_heads, "activation elements"), s, keys), e), "memory bytes");
-    }
-    return add(t, per_head_tensor, "memory bytes");  // the output
-  }
-  i64 moe() const {
-    const auto& m = c.moe;
-    const auto sharded = [&](i64 el, i64 by) { return sh.sharded(el, by); };
-    const auto expert = [&](i64 el, i64 by) { return sh.expert(el, by); };
-    i64 t = sh.replicated(mul(n, h, "activation elements"), e);
-    const i64 slots = mul(n, m.top_k, "activation elements");
-    const bool llama4 = m.router_score == RouterScore::sigmoid && !m.router_bias;
-    if (llama4) {
-      t = add(t, sh.replicated(slots, e), "memory bytes");
-    } else {
-      t = add(t, sh.replicated(mul(n, m.num_experts, "activation elements"), e), "memory bytes");
-      t = add(t, sh.replicated(add(slots, n, "activation elements"), e), "memory bytes");
-    }
-    t = add(t, sh.replicated(slots, kIndexBytes), "memory bytes");
-    t = add(t, sh.replicated(mul(slots, 2, "activation elements"), kIndexBytes), "memory bytes");
-    const i64 slot_tokens = sh.expert(mul(slots, h, "activation elements"), e);
-    t = add(t, slot_tokens, "memory bytes");  // dispatched tokens
-    t = add(t, sh.replicated(slots, e), "memory bytes");
-    t = add(t, ffn(slots, m.expert_width, expert), "memory bytes");
-    t = add(t, mul(slot_tokens, 2, "memory bytes"), "memory bytes");  // the experts' outputs, weighted or not
-    for (i64 i = 0; i < m.num_shared_experts; ++i) t = add(t, ffn(n, m.shared_width, sharded), "memory bytes");
-    if (m.shared_gate) {
-      t = add(t, sh.replicated(n, e), "memory bytes");
-      t = add(t, sh.replicated(mul(n, h, "activation elements"), e), "memory bytes");
-    }
+  template <class List>
+  i64 sum(const List& saved, bool ffn_only = false) const {
+    i64 t = 0;
+    for (const anatomy::Saved& x : saved)
+      if (!ffn_only || x.group == anatomy::Group::ffn || x.group == anatomy::Group::moe)
+        t = add(t, sh.of(x), "memory bytes");
     return t;
   }
-  i64 dense_ffn() const {
-    return add(sh.replicated(mul(n, h, "activation elements"), e),
-               ffn(n, c.ffn.dense_width, [&](i64 el, i64 by) { return sh.sharded(el, by); }), "memory bytes");
-  }
+  i64 residual_norm() const { return sum(anatomy::saved_norm(c, n, h, e)); }
   // A visit's FFN or MoE, the transient's "ffn" or "moe" term.
-  i64 ffn_part(bool moe_layer) const { return moe_layer ? moe() : dense_ffn(); }
+  i64 ffn_part(bool moe_layer) const {
+    return sum(anatomy::saved_activations(c, moe_layer, Recompute::none, {b, s, e}), true);
+  }
   i64 visit(bool moe_layer, Recompute recompute) const {
-    if (recompute == Recompute::full) return sh.replicated(mul(n, h, "activation elements"), e);
-    const i64 norm_bytes = residual_norm();
-    return add(add(add(norm_bytes, attention(recompute), "memory bytes"), norm_bytes, "memory bytes"),
-               ffn_part(moe_layer), "memory bytes");
+    return sum(anatomy::saved_activations(c, moe_layer, recompute, {b, s, e}));
   }
 };
 
