@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "util/checked.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt::anatomy {
 namespace {
@@ -14,41 +15,36 @@ using i64 = std::int64_t;
 using detail::add;
 using detail::mul;
 
-// Where each term's overflow is reported: the quantity named in the error.
-const char* params_name(Term t) {
-  switch (t) {
-    case Term::attention:
-      return "attention parameters";
-    case Term::norms:
-      return "norm parameters";
-    case Term::router:
-      return "router parameters";
-    case Term::experts:
-      return "routed expert parameters";
-    case Term::shared_experts:
-      return "shared expert parameters";
-    case Term::dense_ffn:
-      return "FFN parameters";
-  }
-  return "parameters";
-}
+// Each term's word, and the quantity an overflow of its sums is reported as.
+constexpr detail::EnumNames<Term, 6> kTermNames{{{Term::attention, "attention"},
+                                                 {Term::norms, "norms"},
+                                                 {Term::router, "router"},
+                                                 {Term::experts, "experts"},
+                                                 {Term::shared_experts, "shared_experts"},
+                                                 {Term::dense_ffn, "dense_ffn"}}};
+constexpr detail::EnumNames<Term, 6> kTermQuantities{{{Term::attention, "attention parameters"},
+                                                      {Term::norms, "norm parameters"},
+                                                      {Term::router, "router parameters"},
+                                                      {Term::experts, "routed expert parameters"},
+                                                      {Term::shared_experts, "shared expert parameters"},
+                                                      {Term::dense_ffn, "FFN parameters"}}};
+// Each op's word (the FLOP term and the time model's op), and the quantity its overflow is reported as.
+constexpr detail::EnumNames<Op, 6> kOpNames{{{Op::attention_qkv, "attention_qkv"},
+                                             {Op::attention_out, "attention_out"},
+                                             {Op::router, "router"},
+                                             {Op::experts, "experts"},
+                                             {Op::shared_experts, "shared_experts"},
+                                             {Op::dense_ffn, "dense_ffn"}}};
+constexpr detail::EnumNames<Op, 6> kOpQuantities{{{Op::attention_qkv, "attention FLOPs"},
+                                                  {Op::attention_out, "attention FLOPs"},
+                                                  {Op::router, "router FLOPs"},
+                                                  {Op::experts, "expert FLOPs"},
+                                                  {Op::shared_experts, "shared FLOPs"},
+                                                  {Op::dense_ffn, "FFN FLOPs"}}};
 
-const char* flops_name(Op op) {
-  switch (op) {
-    case Op::attention_qkv:
-    case Op::attention_out:
-      return "attention FLOPs";
-    case Op::router:
-      return "router FLOPs";
-    case Op::experts:
-      return "expert FLOPs";
-    case Op::shared_experts:
-      return "shared FLOPs";
-    case Op::dense_ffn:
-      return "FFN FLOPs";
-  }
-  return "FLOPs";
-}
+// The literals above, as the checked helpers take them.
+const char* params_name(Term t) { return detail::name_of(kTermQuantities, t).data(); }
+const char* flops_name(Op op) { return detail::name_of(kOpQuantities, op).data(); }
 
 Dim whole(i64 elements) { return {.heads = 1, .per_head = elements}; }
 Dim by(i64 heads, i64 per_head, Split split) { return {.heads = heads, .per_head = per_head, .split = split}; }
@@ -226,23 +222,8 @@ struct Builder {
 
 }  // namespace
 
-const char* name(Op op) {
-  switch (op) {
-    case Op::attention_qkv:
-      return "attention_qkv";
-    case Op::attention_out:
-      return "attention_out";
-    case Op::router:
-      return "router";
-    case Op::experts:
-      return "experts";
-    case Op::shared_experts:
-      return "shared_experts";
-    case Op::dense_ffn:
-      return "dense_ffn";
-  }
-  return "";
-}
+const char* name(Op op) { return detail::name_of(kOpNames, op).data(); }
+const char* name(Term term) { return detail::name_of(kTermNames, term).data(); }
 
 i64 Dim::on_rank(i64 tp, i64 etp) const {
   switch (split) {

@@ -23,8 +23,10 @@ enum class Term { attention, norms, router, experts, shared_experts, dense_ffn }
 // The FLOP term a product is counted in (FlopTerms' matrix fields), which is also the name of the op that runs it.
 enum class Op { attention_qkv, attention_out, router, experts, shared_experts, dense_ffn };
 
-// The op's name: "attention_qkv", "attention_out", "router", "experts", "shared_experts", "dense_ffn".
+// The op's word: "attention_qkv", "attention_out", "router", "experts", "shared_experts", "dense_ffn".
 const char* name(Op op);
+// The term's word, as ParamTerms names its field: "attention", "norms", "router", "experts", ...
+const char* name(Term term);
 
 // How a parallel layout divides a dimension of `heads` blocks of `per_head` (Megatron-LM's sharding).
 enum class Split {

@@ -8,27 +8,6 @@
 #include "smelt/error.hpp"
 
 namespace smelt {
-namespace {
-
-const char* term_name(anatomy::Term t) {
-  switch (t) {
-    case anatomy::Term::attention:
-      return "attention";
-    case anatomy::Term::norms:
-      return "norms";
-    case anatomy::Term::router:
-      return "router";
-    case anatomy::Term::experts:
-      return "experts";
-    case anatomy::Term::shared_experts:
-      return "shared_experts";
-    case anatomy::Term::dense_ffn:
-      return "dense_ffn";
-  }
-  return "";
-}
-
-}  // namespace
 
 LayerAnatomyReport layer_anatomy(const ModelConfig& config, std::int64_t layer) {
   if (layer < 0 || layer >= config.num_layers)
@@ -40,7 +19,7 @@ LayerAnatomyReport layer_anatomy(const ModelConfig& config, std::int64_t layer) 
   out.layer = layer;
   out.moe = moe;
   for (const anatomy::Tensor& t : a.tensors)
-    out.tensors.push_back({t.name, term_name(t.term), t.elements, t.instances, t.trainable});
+    out.tensors.push_back({t.name, anatomy::name(t.term), t.elements, t.instances, t.trainable});
   for (const anatomy::Product& p : a.products) {
     std::int64_t n = p.n.whole("product width");
     if (p.n_fused.heads > 0) n += p.n_fused.whole("product width");

@@ -4,6 +4,7 @@
 #include "anatomy/saved_activations.hpp"
 
 #include "util/checked.hpp"
+#include "util/enum_names.hpp"
 
 namespace smelt::anatomy {
 namespace {
@@ -151,21 +152,13 @@ struct SavedBuilder {
 }  // namespace
 
 const char* name(Group group) {
-  switch (group) {
-    case Group::layer_input:
-      return "layer_input";
-    case Group::attention_norm:
-      return "attention_norm";
-    case Group::attention:
-      return "attention";
-    case Group::ffn_norm:
-      return "ffn_norm";
-    case Group::ffn:
-      return "ffn";
-    case Group::moe:
-      return "moe";
-  }
-  return "";
+  static constexpr detail::EnumNames<Group, 6> names{{{Group::layer_input, "layer_input"},
+                                                      {Group::attention_norm, "attention_norm"},
+                                                      {Group::attention, "attention"},
+                                                      {Group::ffn_norm, "ffn_norm"},
+                                                      {Group::ffn, "ffn"},
+                                                      {Group::moe, "moe"}}};
+  return detail::name_of(names, group).data();
 }
 
 List<Saved, 4> saved_norm(const ModelConfig& c, i64 rows, i64 width, i64 e) {
