@@ -21,11 +21,12 @@
 #include "smelt/bench_report.hpp"
 #include "smelt/bench_step.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/diff_pct.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/hardware.hpp"
-#include "smelt/violations.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -9,9 +9,9 @@
 #include "exit_codes.hpp"
 #include "out_file.hpp"
 #include "smelt/config_io.hpp"
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/file_io.hpp"
-#include "smelt/violations.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -12,13 +12,13 @@
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "out_file.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
-#include "smelt/violations.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -13,12 +13,12 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "lists.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
-#include "smelt/violations.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 
 namespace smelt::cli {
 namespace {

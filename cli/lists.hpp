@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "smelt/parse_number.hpp"
-#include "smelt/violations.hpp"
+#include "smelt/detail/parse_number.hpp"
+#include "smelt/detail/violations.hpp"
 
 namespace smelt::cli {
 
@@ -24,7 +24,7 @@ namespace smelt::cli {
 std::optional<std::vector<std::string>> list_items(std::string_view flag, const std::vector<std::string>& given,
                                                    detail::Violations& errors);
 
-// The whole of `text` as a number of type T (smelt/parse_number.hpp).
+// The whole of `text` as a number of type T (smelt/detail/parse_number.hpp).
 using smelt::detail::parse_number;
 
 }  // namespace smelt::cli

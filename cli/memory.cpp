@@ -13,10 +13,10 @@
 #include "exit_codes.hpp"
 #include "option_flags.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/memory_report.hpp"
-#include "smelt/violations.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "lists.hpp"
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 
 namespace smelt::cli {
 namespace {

@@ -15,11 +15,11 @@
 
 #include "flag_names.hpp"
 #include "smelt/bench.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/option_fields.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/solve.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::cli {
 

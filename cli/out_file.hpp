@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "smelt/violations.hpp"
+#include "smelt/detail/violations.hpp"
 
 namespace smelt::cli {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/nearest.hpp"
+#include "smelt/detail/nearest.hpp"
 
 namespace smelt::cli {
 namespace {

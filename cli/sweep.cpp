@@ -12,10 +12,10 @@
 #include "exit_codes.hpp"
 #include "lists.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/sweep.hpp"
 #include "smelt/sweep_report.hpp"
-#include "smelt/violations.hpp"
 #include "solver_options.hpp"
 #include "table.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 
 namespace smelt::cli {
 

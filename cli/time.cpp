@@ -14,10 +14,10 @@
 #include "option_flags.hpp"
 #include "smelt/calibration.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/hardware.hpp"
 #include "smelt/time.hpp"
 #include "smelt/time_report.hpp"
-#include "smelt/violations.hpp"
 #include "time_text.hpp"
 
 namespace smelt::cli {

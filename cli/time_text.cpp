@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {

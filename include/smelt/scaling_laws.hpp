@@ -15,13 +15,4 @@ namespace smelt {
 std::string laws_to_json(const std::vector<Law>& laws);
 std::vector<Law> read_laws(const std::filesystem::path& path);
 
-namespace detail {
-
-// read_laws on text already in memory (for the fuzz harnesses, the tests and
-// the Python bindings); errors carry "while reading laws 'SOURCE'". In
-// smelt::detail (include/smelt/violations.hpp says why).
-std::vector<Law> parse_law_file(std::string_view text, const std::string& source);
-
-}  // namespace detail
-
 }  // namespace smelt

@@ -32,15 +32,4 @@ struct Run {
 std::vector<Run> read_runs(const std::filesystem::path& path, LawForm form, const std::string& label_column = "",
                            const std::vector<std::pair<std::string, std::string>>& renames = {});
 
-namespace detail {
-
-// read_runs on text already in memory (for the fuzz harnesses, the tests and
-// the Python bindings); `source` names the input in messages. In
-// smelt::detail (include/smelt/violations.hpp says why).
-std::vector<Run> parse_runs(std::string_view text, const std::string& source, LawForm form,
-                            const std::string& label_column = "",
-                            const std::vector<std::pair<std::string, std::string>>& renames = {});
-
-}  // namespace detail
-
 }  // namespace smelt

@@ -35,8 +35,8 @@ std::string count(const CheckedConfig& config, std::optional<std::int64_t> conte
                   const std::string& reference_name_if_empty, bool every_layer);
 // Stored layer `layer` (1-based)'s anatomy (smelt/anatomy.hpp) as JSON: its tensors, products and core widths.
 std::string layer_anatomy(const CheckedConfig& config, std::int64_t layer);
-// The count report's term names, in its order (smelt/count_report_terms.hpp): "params" and "flops" as the model's
-// `terms` holds them, "layer_params" and "layer_flops" as a layer's `params` and `flops_per_visit` do.
+// The count report's term names, in its order (smelt/detail/count_report_terms.hpp): "params" and "flops" as the
+// model's `terms` holds them, "layer_params" and "layer_flops" as a layer's `params` and `flops_per_visit` do.
 nanobind::dict report_terms();
 
 // Files (files.cpp), read and parsed with the library's bounds; errors carry
@@ -45,7 +45,7 @@ nanobind::dict report_terms();
 std::string read_json_text(const std::string& path, const std::string& what);
 // A config file and the family its text names ("" for native JSON), from one read.
 std::pair<CheckedConfig, std::string> read_config_with_family(const std::string& path);
-// A name as the CLI's tables show it (smelt/excerpt.hpp).
+// A name as the CLI's tables show it (smelt/detail/excerpt.hpp).
 std::string name_excerpt(const std::string& name, std::size_t limit);
 
 // The solver (solve.cpp): `kwargs` is a JSON object of keyword arguments

@@ -6,12 +6,12 @@
 
 #include "bindings.hpp"
 #include "smelt/anatomy.hpp"
-#include "smelt/bounds.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/convention.hpp"
 #include "smelt/count.hpp"
 #include "smelt/count_report.hpp"
-#include "smelt/count_report_terms.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/count_report_terms.hpp"
 #include "smelt/error.hpp"
 
 namespace smelt::python {

@@ -9,12 +9,12 @@
 
 #include "bindings.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/json_text.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
 #include "smelt/file_io.hpp"
-#include "smelt/json_text.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::python {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "smelt/excerpt.hpp"
-#include "smelt/nearest.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/nearest.hpp"
 
 namespace smelt::python {
 namespace {

@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smelt/detail/violations.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/solve.hpp"
 #include "smelt/sweep.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::python {
 

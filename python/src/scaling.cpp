@@ -12,13 +12,14 @@
 
 #include "bindings.hpp"
 #include "options.hpp"
+#include "smelt/detail/scaling_text.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
 #include "smelt/scaling_runs.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::python {
 

@@ -14,8 +14,8 @@
 #include "smelt/bench_backend.hpp"
 #include "smelt/bench_registry.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "util/enum_names.hpp"
 #include "util/mention.hpp"
 

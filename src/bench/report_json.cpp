@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/bench_report.hpp"
+#include "smelt/detail/diff_pct.hpp"
 #include "smelt/schema_version.hpp"
 
 namespace smelt {

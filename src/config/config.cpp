@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "smelt/config.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/parse_number.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
-#include "smelt/parse_number.hpp"
 
 namespace smelt {
 

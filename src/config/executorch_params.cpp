@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "smelt/bounds.hpp"
-#include "smelt/violations.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/violations.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt::detail {

@@ -22,10 +22,10 @@
 
 #include "config/hf_keys.hpp"
 #include "config/hf_looped.hpp"
-#include "smelt/bounds.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
-#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt::detail {

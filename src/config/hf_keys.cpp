@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 
 namespace smelt::detail {
 

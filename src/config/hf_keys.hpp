@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "smelt/bounds.hpp"
 #include "smelt/config.hpp"
+#include "smelt/detail/bounds.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt::detail {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "config/hf_keys.hpp"
-#include "smelt/bounds.hpp"
+#include "smelt/detail/bounds.hpp"
 
 namespace smelt::detail {
 

@@ -9,8 +9,8 @@
 #include "config/native_json.hpp"
 #include "config/validate_fields.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {

@@ -8,15 +8,15 @@
 #include <fmt/ranges.h>
 
 #include "config/validate_fields.hpp"
-#include "smelt/bounds.hpp"
 #include "smelt/config.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {
 
-// The bounds (smelt/bounds.hpp) keep every product in the counts inside 64-bit
+// The bounds (smelt/detail/bounds.hpp) keep every product in the counts inside 64-bit
 // integers for all realistic models; count's checked count catches the rest.
 using detail::kMaxContext;
 using detail::kMaxExperts;

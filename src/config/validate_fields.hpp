@@ -1,5 +1,5 @@
 // The rules a ModelConfig's fields must satisfy (validate.cpp): sizes within
-// their bounds (include/smelt/bounds.hpp), heads that divide, spans inside the
+// their bounds (include/smelt/detail/bounds.hpp), heads that divide, spans inside the
 // model, every violation at once. The config's readers end with it; validate()
 // and count() (include/smelt/count.hpp) add count's own rule, that every total
 // fits in 64-bit integers.

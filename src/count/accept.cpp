@@ -12,9 +12,9 @@
 #include "smelt/checked_config.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
-#include "smelt/violations.hpp"
 #include "util/checked.hpp"
 #include "util/json_reader.hpp"
 

@@ -25,8 +25,8 @@
 
 #include <fmt/format.h>
 
-#include "smelt/bounds.hpp"
 #include "smelt/convention.hpp"
+#include "smelt/detail/bounds.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
 #include "util/enum_names.hpp"

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/count_report.hpp"
-#include "smelt/count_report_terms.hpp"
+#include "smelt/detail/count_report_terms.hpp"
 #include "smelt/layer_runs.hpp"
 
 namespace smelt {
@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// A layer's terms (layer) leave out the model-level ones (smelt/count_report_terms.hpp).
+// A layer's terms (layer) leave out the model-level ones (smelt/detail/count_report_terms.hpp).
 ordered_json flop_terms(const FlopTerms& t, bool layer = false) {
   ordered_json j = ordered_json::object();
   for (const detail::FlopTermField& f : detail::kFlopTermFields)

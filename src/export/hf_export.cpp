@@ -18,8 +18,8 @@
 #include "export/moe_layers.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
 #include "util/json_reader.hpp"
 

@@ -19,10 +19,10 @@
 #include "export/export_text.hpp"
 #include "export/moe_layers.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/export.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/memory.hpp"
 #include "util/checked.hpp"
 #include "util/enum_names.hpp"

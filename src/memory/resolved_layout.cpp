@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "smelt/violations.hpp"
+#include "smelt/detail/violations.hpp"
 #include "util/checked.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "smelt/config.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/memory.hpp"
-#include "smelt/violations.hpp"
 #include "util/checked.hpp"
 
 namespace smelt {

@@ -12,9 +12,9 @@
 #include <fmt/ranges.h>
 
 #include "scaling/objective.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
-#include "smelt/violations.hpp"
 #include "util/option_bounds.hpp"
 #include "util/parallel_for.hpp"
 

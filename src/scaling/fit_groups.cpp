@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/scaling_fit.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt {
 

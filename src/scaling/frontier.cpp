@@ -19,10 +19,10 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/scaling_frontier.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt {
 namespace {

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt {
 

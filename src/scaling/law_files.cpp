@@ -8,10 +8,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "smelt/detail/scaling_text.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_laws.hpp"
-#include "smelt/violations.hpp"
 #include "util/json_reader.hpp"
 
 namespace smelt {

@@ -12,13 +12,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/parse_number.hpp"
+#include "smelt/detail/scaling_text.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
-#include "smelt/parse_number.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_runs.hpp"
-#include "smelt/violations.hpp"
 #include "util/csv.hpp"
 #include "util/enum_names.hpp"
 #include "util/json_reader.hpp"

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "smelt/bounds.hpp"
+#include "smelt/detail/bounds.hpp"
 #include "solve/knob_range.hpp"
 #include "util/mention.hpp"
 

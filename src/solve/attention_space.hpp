@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "smelt/detail/violations.hpp"
 #include "smelt/solve.hpp"
-#include "smelt/violations.hpp"
 #include "solve/fraction.hpp"
 
 namespace smelt::detail {

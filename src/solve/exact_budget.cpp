@@ -7,8 +7,8 @@
 #include "config/validate_fields.hpp"
 #include "count/count_impl.hpp"
 #include "count/layer_cost.hpp"
-#include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/bounds.hpp"
 #include "util/checked.hpp"
 
 namespace smelt::detail {

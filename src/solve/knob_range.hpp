@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "smelt/detail/violations.hpp"
 #include "smelt/solve.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::detail {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/violations.hpp"
 #include "util/option_bounds.hpp"
 
 namespace smelt {

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
 #include "smelt/schedule.hpp"
-#include "smelt/violations.hpp"
 #include "solve/attention_space.hpp"
 #include "solve/knob_range.hpp"
 #include "solve/memory_budget.hpp"
@@ -27,7 +27,7 @@ using i64 = std::int64_t;
 __extension__ typedef __int128 i128;  // products of counts, each up to 2^24 and more
 // Knob values and alignments are bounded as the config fields they become
 // (validate.cpp), so that no product formed from them overflows.
-constexpr i64 kMaxSize = kMaxWidth;  // smelt/bounds.hpp
+constexpr i64 kMaxSize = kMaxWidth;  // smelt/detail/bounds.hpp
 constexpr i64 kMaxContexts = kMaxListedValues;
 constexpr i64 kMaxGeometries = i64{1} << 20;      // listed, and each ranked by its KV cache (solve.cpp)
 constexpr i64 kMaxLoopsEvaluated = i64{1} << 28;  // (geometry, width, H) the search may visit: its worst case

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/violations.hpp"
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 
@@ -18,7 +18,7 @@ namespace smelt {
 namespace {
 
 using i64 = std::int64_t;
-constexpr i64 kMaxDepth = detail::kMaxLayers;         // as LoopRecipe::depth (smelt/bounds.hpp)
+constexpr i64 kMaxDepth = detail::kMaxLayers;         // as LoopRecipe::depth (smelt/detail/bounds.hpp)
 constexpr i64 kMaxListed = detail::kMaxListedValues;  // values in each of SweepOptions' lists
 
 template <class T>

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 
 namespace smelt::time_detail {
 namespace {

@@ -8,11 +8,11 @@
 
 #include "memory/resolved_layout.hpp"
 #include "smelt/config.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/hardware.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/schedule.hpp"
 #include "smelt/time.hpp"
-#include "smelt/violations.hpp"
 #include "time/ops.hpp"
 
 namespace smelt::time_detail {

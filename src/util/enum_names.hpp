@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 
 namespace smelt::detail {
 

@@ -1,6 +1,6 @@
 #include "smelt/error.hpp"
 
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 #include "util/mention.hpp"
 
 namespace smelt {

@@ -1,4 +1,4 @@
-#include "smelt/excerpt.hpp"
+#include "smelt/detail/excerpt.hpp"
 
 #include <fmt/format.h>
 

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
 #include "util/json_reader.hpp"
 

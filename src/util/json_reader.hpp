@@ -10,15 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smelt/detail/json_text.hpp"
+#include "smelt/detail/nearest.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/json_text.hpp"
-#include "smelt/nearest.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::detail {
 
 // Parses JSON text (json_parse.cpp), within the bounds of
-// include/smelt/json_text.hpp (kMaxJsonDepth, kMaxJsonValues). Every failure is a config_error
+// include/smelt/detail/json_text.hpp (kMaxJsonDepth, kMaxJsonValues). Every failure is a config_error
 // "SOURCE:LINE:COLUMN: ...": malformed JSON, nesting deeper than kMaxJsonDepth,
 // a number beyond a double; "SOURCE: ..." for more than kMaxJsonValues values;
 // text longer than kMaxInputBytes is refused unread.

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "smelt/detail/violations.hpp"
 #include "smelt/option_fields.hpp"
-#include "smelt/violations.hpp"
 
 namespace smelt::detail {
 

@@ -1,4 +1,4 @@
-#include "smelt/violations.hpp"
+#include "smelt/detail/violations.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,7 @@
 // The law-file reader (what fit --out writes and frontier reads): a file that
 // reads writes back to JSON that reads to the same bytes.
 #include "harness.hpp"
+#include "smelt/detail/scaling_text.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_laws.hpp"
 

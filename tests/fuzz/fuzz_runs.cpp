@@ -1,6 +1,7 @@
 // The training-runs reader (CSV or JSON, told apart by the first character).
 // The first byte picks the law form and whether a label column is read.
 #include "harness.hpp"
+#include "smelt/detail/scaling_text.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_runs.hpp"
 

@@ -4,7 +4,7 @@ src/config/native_json.cpp and src/config/validate.cpp, the same violations (fie
 and the canonical dict ``smelt.Config.to_dict()`` gives. Where smelt is installed, SmeltConfig reads with smelt
 itself; tests/python/test_torch_hf_native.py holds the two readers to the same answers.
 
-The bounds are include/smelt/bounds.hpp's: they keep a model that config.json describes buildable (at most 65,536
+The bounds are include/smelt/detail/bounds.hpp's: they keep a model that config.json describes buildable (at most 65,536
 layers, loops of at most 1,024 passes, widths of at most 2^24).
 """
 

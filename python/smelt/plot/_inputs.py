@@ -142,7 +142,7 @@ class LayersInput:
     layers: list[dict[str, Any]]  # layer, visits, flops (term -> per visit), params (term -> count)
 
 
-# The deepest config smelt reads (include/smelt/bounds.hpp, kMaxLayers): a report's runs never name more layers.
+# The deepest config smelt reads (include/smelt/detail/bounds.hpp, kMaxLayers): a report's runs never name more layers.
 MAX_LAYERS = 65536
 
 

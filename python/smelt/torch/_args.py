@@ -13,7 +13,7 @@ except ImportError:
             super().__init__(message)
 
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed's signed range, and check-model's --seed
-MAX_CONTEXT = 2**30  # smelt's own bound on a context (include/smelt/bounds.hpp, kMaxContext)
+MAX_CONTEXT = 2**30  # smelt's own bound on a context (include/smelt/detail/bounds.hpp, kMaxContext)
 
 
 def check_int(function: str, key: str, value: Any, low: int, high: int | None = None) -> None:

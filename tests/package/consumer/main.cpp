@@ -3,10 +3,10 @@
 // the bounds it checks options against).
 #include <cstdio>
 
-#include "smelt/bounds.hpp"
 #include "smelt/count.hpp"
+#include "smelt/detail/bounds.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/version.hpp"
-#include "smelt/violations.hpp"
 
 int main() {
   smelt::ModelConfig c;

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "smelt/detail/scaling_text.hpp"
 #include "smelt/error.hpp"
 #include "smelt/scaling_fit.hpp"
 #include "smelt/scaling_frontier.hpp"

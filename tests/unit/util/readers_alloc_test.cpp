@@ -11,8 +11,8 @@
 
 #include "pattern_words.hpp"
 #include "smelt/config_io.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/violations.hpp"
 
 namespace {
 std::atomic<long> allocations{0};

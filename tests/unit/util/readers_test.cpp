@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "smelt/config_io.hpp"
+#include "smelt/detail/excerpt.hpp"
+#include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/excerpt.hpp"
 #include "smelt/file_io.hpp"
-#include "smelt/violations.hpp"
 
 // json_excerpt lives in the library's private reader header.
 namespace smelt::detail {

@@ -1,6 +1,6 @@
 // The nearest known word to a misspelt one, by edit distance: how the config
 // reader suggests a key ("did you mean"), and how the CLI and the Python
-// bindings suggest an option. In smelt::detail (include/smelt/violations.hpp
+// bindings suggest an option. In smelt::detail (include/smelt/detail/violations.hpp
 // says why).
 #pragma once
 

@@ -2,9 +2,9 @@
 // at once: add them one by one, merge what a checked call threw, throw one
 // config_error at the end. Every reader, validator and option parser of the
 // library uses it, and so do the CLI and the Python bindings for their own
-// options. In smelt::detail, as every helper the library shares with its CLI
-// and bindings: public so that they build on the installed headers alone, but
-// with no promise that the interface stays.
+// options. In smelt::detail and include/smelt/detail/, as every helper the
+// library shares with its CLI and bindings: installed so that they build on the
+// installed headers alone, but not API: no promise that the interface stays.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // carry a 60 MB name or value, and copying it into every line that mentions it
 // multiplies the memory it takes. The library's messages, the CLI's tables and
 // the Python bindings' messages cut with the same rule. In smelt::detail
-// (include/smelt/violations.hpp says why).
+// (include/smelt/detail/violations.hpp says why).
 #pragma once
 
 #include <cstddef>

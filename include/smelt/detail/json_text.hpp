@@ -2,7 +2,7 @@
 // bounded count of values, numbers a double holds, at most kMaxInputBytes
 // (include/smelt/file_io.hpp). For readers outside the library (the Python
 // bindings' own JSON files) that must refuse what the library refuses, with
-// the same messages. In smelt::detail (include/smelt/violations.hpp says why).
+// the same messages. In smelt::detail (include/smelt/detail/violations.hpp says why).
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 // arithmetic on it; with these bounds every product the counts form (width x width x experts x layers x context) stays
 // inside the 64-bit and 128-bit integers chosen for it, and the checked arithmetic of util/checked.hpp (the library's
 // own) catches the rest. The solver's knobs and the sweep's depths are bounded as the config fields they become, so
-// that a candidate never fails validate(). In smelt::detail (include/smelt/violations.hpp says why).
+// that a candidate never fails validate(). In smelt::detail (include/smelt/detail/violations.hpp says why).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Reading a number from text: the whole text, in C++'s own locale-free syntax
 // (std::from_chars: no leading '+', no spaces, no trailing characters), for
 // every reader of numbers in words (CLI options, spans, CSV cells). In
-// smelt::detail (include/smelt/violations.hpp says why).
+// smelt::detail (include/smelt/detail/violations.hpp says why).
 #pragma once
 
 #include <charconv>
