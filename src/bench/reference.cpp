@@ -15,6 +15,7 @@
 
 #include "bench/attention_keys.hpp"
 #include "bench/blas.hpp"
+#include "bench/step_routing.hpp"
 #include "smelt/bench_reference.hpp"
 
 namespace smelt {
@@ -139,62 +140,28 @@ class Runner {
     return times(up, f.down, h_);
   }
 
-  std::vector<i64> choose(const Mat<T>& scores, i64 moe_visit) {
-    const auto& m = c_.moe;
-    const i64 n = plan_.tokens, k = m.top_k;
-    if (replay_) {
-      if (moe_visit >= static_cast<i64>(replay_->experts.size()) || replay_->experts[u(moe_visit)].size() != u(n * k))
-        throw std::invalid_argument("reference_forward: the routing to replay does not match the plan");
-      return replay_->experts[u(moe_visit)];
-    }
-    std::vector<i64> chosen(u(n * k));
-    std::vector<i64> order(u(m.num_experts));
-    for (i64 t = 0; t < n; ++t) {
-      auto out = chosen.begin() + t * k;
-      if (balanced_) {
-        for (i64 j = 0; j < k; ++j) out[j] = (t * k + j) % m.num_experts;
-        continue;
-      }
-      std::iota(order.begin(), order.end(), i64{0});
-      const auto row = scores.row(ix(t));
-      std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                        [&](i64 a, i64 b) { return row(ix(a)) > row(ix(b)) || (row(ix(a)) == row(ix(b)) && a < b); });
-      std::copy(order.begin(), order.begin() + k, out);
-    }
-    return chosen;
+  // The routing to replay for the MoE visit `moe_visit`, if the run replays one.
+  const std::vector<i64>* replayed(i64 moe_visit) const {
+    if (!replay_) return nullptr;
+    const i64 n = plan_.tokens, k = c_.moe.top_k;
+    if (moe_visit >= static_cast<i64>(replay_->experts.size()) || replay_->experts[u(moe_visit)].size() != u(n * k))
+      throw std::invalid_argument("reference_forward: the routing to replay does not match the plan");
+    return &replay_->experts[u(moe_visit)];
   }
 
   Mat<T> moe(const Mat<T>& x, const Layer<T>& w, ReferenceRun& run) {
     const auto& m = c_.moe;
     const i64 n = plan_.tokens, k = m.top_k, experts = m.num_experts;
+    // The router's scores, the top-k choice, the mixing weights (the chosen scores over their sum) and the
+    // token permutation grouped by expert (slot / k is the token): step_routing.cpp, as the training step routes.
     Mat<T> scores = times(x, w.router, experts);
-    if (m.router_score == RouterScore::softmax) {
-      // Row reductions evaluated first: they read the rows being overwritten.
-      const Vec<T> top = scores.rowwise().maxCoeff();
-      scores = (scores.colwise() - top).array().exp().matrix();
-      const Vec<T> sum = scores.rowwise().sum();
-      scores.array().colwise() /= sum.array();
-    } else {
-      scores = (static_cast<T>(1) / (static_cast<T>(1) + (-scores.array()).exp())).matrix();
-    }
-    std::vector<i64> chosen = choose(scores, static_cast<i64>(run.routing.experts.size()));
-    // Mixing weights: the chosen scores over their sum, per token.
-    std::vector<T> mix(chosen.size());
-    for (std::size_t t = 0; t < u(n); ++t) {
-      T sum = 0;
-      for (std::size_t j = t * u(k); j < (t + 1) * u(k); ++j) {
-        mix[j] = scores(ix(static_cast<i64>(t)), ix(chosen[j]));
-        sum += mix[j];
-      }
-      for (std::size_t j = t * u(k); j < (t + 1) * u(k); ++j) mix[j] /= sum;
-    }
-    // Token permutation grouped by expert: histogram, prefix sum, scatter of
-    // the (token, j) assignments; slot / k is the token.
-    std::vector<i64> count(u(experts), 0), start(u(experts) + 1, 0);
-    for (const i64 e : chosen) ++count[u(e)];
-    std::partial_sum(count.begin(), count.end(), start.begin() + 1);
-    std::vector<i64> slots(chosen.size()), next(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < chosen.size(); ++i) slots[u(next[u(chosen[i])]++)] = static_cast<i64>(i);
+    bench_detail::TokenRoutes<T> routes;
+    bench_detail::route_tokens(scores.data(), n, experts, k, m.router_score == RouterScore::softmax, balanced_, routes,
+                               replayed(static_cast<i64>(run.routing.experts.size())));
+    const std::vector<i64>& count = routes.count;
+    const std::vector<i64>& start = routes.start;
+    const std::vector<i64>& slots = routes.slots;
+    const std::vector<T>& mix = routes.mix;
 
     Mat<T> out = Mat<T>::Zero(ix(n), ix(h_));
     for (std::size_t e = 0; e < u(experts); ++e) {
@@ -217,7 +184,7 @@ class Runner {
       out += shared;
     }
     if (run.expert_tokens.empty()) run.expert_tokens = count;
-    run.routing.experts.push_back(std::move(chosen));
+    run.routing.experts.push_back(std::move(routes.chosen));
     return out;
   }
 

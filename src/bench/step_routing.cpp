@@ -9,7 +9,7 @@ namespace smelt::bench_detail {
 
 template <class T>
 void route_tokens(T* scores, std::int64_t tokens, std::int64_t experts, std::int64_t top_k, bool softmax, bool balanced,
-                  TokenRoutes<T>& out) {
+                  TokenRoutes<T>& out, const std::vector<std::int64_t>* replay) {
   using i64 = std::int64_t;
   const auto at = [](i64 v) { return static_cast<std::size_t>(v); };
   for (i64 t = 0; t < tokens; ++t) {
@@ -26,7 +26,9 @@ void route_tokens(T* scores, std::int64_t tokens, std::int64_t experts, std::int
   for (i64 t = 0; t < tokens; ++t) {
     const T* r = scores + t * experts;
     i64* pick = out.chosen.data() + t * top_k;
-    if (balanced) {
+    if (replay) {
+      std::copy(replay->begin() + t * top_k, replay->begin() + (t + 1) * top_k, pick);
+    } else if (balanced) {
       for (i64 j = 0; j < top_k; ++j) pick[j] = (t * top_k + j) % experts;
     } else {
       std::iota(order.begin(), order.end(), i64{0});
@@ -69,8 +71,10 @@ void route_backward(const T* scores, const TokenRoutes<T>& routes, const T* dmix
   }
 }
 
-template void route_tokens(float*, std::int64_t, std::int64_t, std::int64_t, bool, bool, TokenRoutes<float>&);
-template void route_tokens(double*, std::int64_t, std::int64_t, std::int64_t, bool, bool, TokenRoutes<double>&);
+template void route_tokens(float*, std::int64_t, std::int64_t, std::int64_t, bool, bool, TokenRoutes<float>&,
+                           const std::vector<std::int64_t>*);
+template void route_tokens(double*, std::int64_t, std::int64_t, std::int64_t, bool, bool, TokenRoutes<double>&,
+                           const std::vector<std::int64_t>*);
 template void route_backward(const float*, const TokenRoutes<float>&, const float*, std::int64_t, std::int64_t,
                              std::int64_t, bool, float*);
 template void route_backward(const double*, const TokenRoutes<double>&, const double*, std::int64_t, std::int64_t,
