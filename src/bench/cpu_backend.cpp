@@ -8,8 +8,8 @@
 
 #include <Eigen/Dense>
 
-#include "bench/blas.hpp"
-#include "bench/cpu_name.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/cpu_name.hpp"
 #include "smelt/bench_backend.hpp"
 #include "smelt/bench_reference.hpp"
 #include "util/median.hpp"
@@ -43,7 +43,7 @@ double rel_error(const std::vector<double>& a, const std::vector<double>& b) {
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-using bench_detail::cpu_name;
+using cpu::cpu_name;
 
 // The machine's dense float32 rate through the same products (OpenBLAS sgemm),
 // one thread like the runs: a square GEMM of 512 (268 MFLOP, large enough for

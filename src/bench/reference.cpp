@@ -1,5 +1,5 @@
 // The reference block of bench_reference.hpp in Eigen, in float or double, its
-// weight products through OpenBLAS (bench/blas.hpp). It performs only the
+// weight products through OpenBLAS (cpu/blas.hpp). It performs only the
 // products the counting contract counts (each causal query against exactly the
 // keys it may see, each expert on exactly its tokens), so adding 2 m n k per
 // product gives the executed FLOPs by construction: every weight product goes
@@ -13,9 +13,9 @@
 
 #include <Eigen/Dense>
 
-#include "bench/attention_keys.hpp"
-#include "bench/blas.hpp"
-#include "bench/step_routing.hpp"
+#include "cpu/attention_keys.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/routing.hpp"
 #include "smelt/bench_reference.hpp"
 
 namespace smelt {
@@ -71,7 +71,7 @@ class Converter {
   std::deque<std::vector<T>> owned_;  // a deque keeps the addresses handed out stable
 };
 
-using bench_detail::first_key;
+using cpu::first_key;
 
 template <class T>
 class Runner {
@@ -153,11 +153,11 @@ class Runner {
     const auto& m = c_.moe;
     const i64 n = plan_.tokens, k = m.top_k, experts = m.num_experts;
     // The router's scores, the top-k choice, the mixing weights (the chosen scores over their sum) and the
-    // token permutation grouped by expert (slot / k is the token): step_routing.cpp, as the training step routes.
+    // token permutation grouped by expert (slot / k is the token): cpu/routing.cpp, as the training step routes.
     Mat<T> scores = times(x, w.router, experts);
-    bench_detail::TokenRoutes<T> routes;
-    bench_detail::route_tokens(scores.data(), n, experts, k, m.router_score == RouterScore::softmax, balanced_, routes,
-                               replayed(static_cast<i64>(run.routing.experts.size())));
+    cpu::TokenRoutes<T> routes;
+    cpu::route_tokens(scores.data(), n, experts, k, m.router_score == RouterScore::softmax, balanced_, routes,
+                      replayed(static_cast<i64>(run.routing.experts.size())));
     const std::vector<i64>& count = routes.count;
     const std::vector<i64>& start = routes.start;
     const std::vector<i64>& slots = routes.slots;

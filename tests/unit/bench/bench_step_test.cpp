@@ -7,18 +7,18 @@
 #include <cmath>
 #include <random>
 
-#include "bench/blas.hpp"
-#include "bench/step_model.hpp"
+#include "cpu/blas.hpp"
 #include "property_cases.hpp"
 #include "smelt/bench_plan.hpp"
 #include "smelt/bench_step.hpp"
 #include "smelt/error.hpp"
 #include "smelt/hardware.hpp"
+#include "step/model.hpp"
 #include "test_configs.hpp"
 
 using namespace smelt;
-using bench_detail::Slice;
-using bench_detail::StepModel;
+using step_detail::Slice;
+using step_detail::StepModel;
 
 namespace {
 
@@ -27,7 +27,7 @@ std::vector<Slice> all_slices(const StepModel<double>& m) {
   std::vector<Slice> out{m.embedding(), m.final_norm(), m.head()};
   for (const auto& l : m.layers()) {
     for (const Slice s : {l.norm1, l.norm2, l.wq, l.wk, l.wv, l.wo, l.router, l.shared_gate}) out.push_back(s);
-    std::vector<bench_detail::FfnSlices> ffns = l.experts;
+    std::vector<step_detail::FfnSlices> ffns = l.experts;
     ffns.insert(ffns.end(), l.shared.begin(), l.shared.end());
     ffns.push_back(l.dense);
     for (const auto& f : ffns)

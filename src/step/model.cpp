@@ -2,7 +2,7 @@
 // kept per visit, the backward in reverse visit order, and AdamW. Buffers live
 // as long as the model, so repeated steps reuse their memory as a framework's
 // caching allocator would.
-#include "bench/step_model.hpp"
+#include "step/model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,12 +10,24 @@
 
 #include <Eigen/Dense>
 
-#include "bench/blas.hpp"
-#include "bench/step_attention.hpp"
-#include "bench/step_pointwise.hpp"
-#include "bench/step_routing.hpp"
+#include "cpu/attention.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/pointwise.hpp"
+#include "cpu/routing.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::step_detail {
+
+// The cpu module's kernels this model runs.
+using cpu::adamw_update;
+using cpu::ffn_activation;
+using cpu::ffn_activation_backward;
+using cpu::rms_norm;
+using cpu::rms_norm_backward;
+using cpu::route_backward;
+using cpu::route_tokens;
+using cpu::TiledAttention;
+using cpu::TokenRoutes;
+
 namespace {
 
 using i64 = std::int64_t;
@@ -111,7 +123,7 @@ struct StepModel<T>::Impl {
   static Arr<T> arr(T* v, i64 size) { return Arr<T>(v, ix(size)); }
   static ConstArr<T> arr(const T* v, i64 size) { return ConstArr<T>(v, ix(size)); }
 
-  // ---- RMSNorm (step_pointwise.cpp) --------------------------------------------------------------------------
+  // ---- RMSNorm (cpu/pointwise.cpp) --------------------------------------------------------------------------
   void norm(const T* in, Slice weight, T* out, std::vector<T>& rstd) {
     rstd.resize(u(n));
     rms_norm(in, static_cast<const T*>(w(weight)), out, rstd.data(), n, h);
@@ -143,7 +155,7 @@ struct StepModel<T>::Impl {
     }
   }
 
-  // ---- attention (step_attention.cpp) ------------------------------------------------------------------------
+  // ---- attention (cpu/attention.cpp) ------------------------------------------------------------------------
   struct Dims {
     i64 qw, kvw, heads;
   };
@@ -494,4 +506,4 @@ const std::vector<std::int64_t>& StepModel<T>::expert_tokens() const {
 template class StepModel<float>;
 template class StepModel<double>;
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::step_detail

@@ -1,8 +1,8 @@
-#include "bench/cpu_name.hpp"
+#include "cpu/cpu_name.hpp"
 
 #include <fstream>
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 std::string cpu_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -16,4 +16,4 @@ std::string cpu_name() {
   return "unknown CPU";
 }
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -7,7 +7,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 // Row-major activations of `sequences` x `context` tokens: q and o [tokens x heads d], k and v [tokens x kv_heads
 // d], lse [tokens x heads] (each query's log-sum-exp, kept for the backward). Each call returns the FLOPs it ran.
@@ -38,4 +38,4 @@ class TiledAttention {
 extern template class TiledAttention<float>;
 extern template class TiledAttention<double>;
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -1,5 +1,5 @@
 // OpenBLAS behind the two products and the thread guard of blas.hpp.
-#include "bench/blas.hpp"
+#include "cpu/blas.hpp"
 
 #include <algorithm>
 

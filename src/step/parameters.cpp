@@ -1,11 +1,11 @@
-#include "bench/step_parameters.hpp"
+#include "step/parameters.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "smelt/bench_weights.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::step_detail {
 
 template <class T>
 Slice StepParameters<T>::take(std::int64_t size) {
@@ -67,4 +67,4 @@ StepParameters<T>::StepParameters(const LayerPlan& plan, std::uint64_t seed, std
 template struct StepParameters<float>;
 template struct StepParameters<double>;
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::step_detail

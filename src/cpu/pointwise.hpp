@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 // out = x / rms(x) * weight per row of `width` (eps 1e-6); rstd[row] = 1 / rms.
 template <class T>
@@ -28,4 +28,4 @@ void ffn_activation_backward(bool gated, const T* g, const T* u, T* dh, T* dg, T
 template <class T>
 void adamw_update(T* params, T* m, T* v, const T* grads, std::int64_t size, std::int64_t step);
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -1,11 +1,11 @@
-#include "bench/step_pointwise.hpp"
+#include "cpu/pointwise.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <Eigen/Dense>
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 namespace {
 
 // Names distinct from step_model.cpp's: the unity build compiles the two as one file.
@@ -110,4 +110,4 @@ template void ffn_activation(bool, const double*, const double*, double*, std::i
 template void ffn_activation_backward(bool, const double*, const double*, double*, double*, double*, std::int64_t);
 template void adamw_update(double*, double*, double*, const double*, std::int64_t, std::int64_t);
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -1,11 +1,11 @@
-#include "bench/step_routing.hpp"
+#include "cpu/routing.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 #include <Eigen/Dense>
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 template <class T>
 void route_tokens(T* scores, std::int64_t tokens, std::int64_t experts, std::int64_t top_k, bool softmax, bool balanced,
@@ -80,4 +80,4 @@ template void route_backward(const float*, const TokenRoutes<float>&, const floa
 template void route_backward(const double*, const TokenRoutes<double>&, const double*, std::int64_t, std::int64_t,
                              std::int64_t, bool, double*);
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -7,7 +7,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 // First key query i (0-based in its sequence) may see; it sees keys lo..i.
 inline std::int64_t first_key(const AttentionConfig& a, LayerAttention kind, std::int64_t i) {
@@ -22,4 +22,4 @@ inline std::int64_t first_key(const AttentionConfig& a, LayerAttention kind, std
   return 0;
 }
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -8,15 +8,15 @@
 
 #include <fmt/format.h>
 
-#include "bench/blas.hpp"
-#include "bench/cpu_name.hpp"
-#include "bench/step_model.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/cpu_name.hpp"
 #include "smelt/bench_plan.hpp"
 #include "smelt/bench_step.hpp"
 #include "smelt/checked_config.hpp"
 #include "smelt/detail/excerpt.hpp"
 #include "smelt/error.hpp"
 #include "smelt/time.hpp"
+#include "step/model.hpp"
 #include "util/median.hpp"
 #include "util/mention.hpp"
 
@@ -155,7 +155,7 @@ StepResult measure(const ModelConfig& config, const BenchOptions& options, const
   const i64 parameters = parameter_count(c);
   check(c, o, plan, analytic, parameters);
 
-  bench_detail::StepModel<float> model(plan, o.seed, o.balanced);
+  step_detail::StepModel<float> model(plan, o.seed, o.balanced);
   StepResult r;
   r.first_loss = model.forward();
   model.backward();
@@ -172,7 +172,7 @@ StepResult measure(const ModelConfig& config, const BenchOptions& options, const
   }
   r.model = c.name;
   r.backend = "cpu";
-  r.device = bench_detail::cpu_name();
+  r.device = cpu::cpu_name();
   r.blas = detail::blas_name();
   r.tokens = plan.tokens;
   r.context = plan.context;

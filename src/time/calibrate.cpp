@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "bench/blas.hpp"
-#include "bench/cpu_name.hpp"
-#include "bench/step_attention.hpp"
-#include "bench/step_pointwise.hpp"
+#include "cpu/attention.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/cpu_name.hpp"
+#include "cpu/pointwise.hpp"
 #include "util/median.hpp"
 
 namespace smelt {
@@ -73,7 +73,7 @@ double step_gemm_seconds(i64 m, i64 n, i64 k, i64 repetitions) {
   return total / 3;
 }
 
-// The step's own attention core (bench_detail::TiledAttention: tiles of 64 queries by BLAS, masked softmax),
+// The step's own attention core (cpu::TiledAttention: tiles of 64 queries by BLAS, masked softmax),
 // forward and backward (the median of `repetitions` runs after one untimed), on one causal sequence of `context`
 // tokens and 8 heads of 64: its rate per counted FLOP (count()'s exact causal pairs, 4 d a pair and head, 3 x that
 // for forward and backward) over the peak.
@@ -86,7 +86,7 @@ double attention_efficiency(i64 context, i64 repetitions, double peak) {
   std::vector<float> lse(static_cast<std::size_t>(context * a.num_heads));
   for (std::size_t i = 0; i < size; ++i)  // spread values in [-1, 1): the softmax sees scores of either sign
     q[i] = static_cast<float>((i * 7919) % 2000) / 1000.0f - 1.0f, k[i] = q[(i * 31) % size], v[i] = q[(i * 17) % size];
-  bench_detail::TiledAttention<float> attention(a, 1, context);
+  cpu::TiledAttention<float> attention(a, 1, context);
   std::vector<double> times;
   for (i64 r = 0; r <= repetitions; ++r) {
     const Clock::time_point start = Clock::now();
@@ -107,9 +107,9 @@ double attention_efficiency(i64 context, i64 repetitions, double peak) {
 double elementwise_bandwidth(std::size_t elements, i64 repetitions) {
   std::vector<float> p(elements, 0.5f), m(elements, 0.0f), v(elements, 0.0f), g(elements, 0.01f);
   i64 step = 0;
-  const double s = time_of(
-      [&] { bench_detail::adamw_update(p.data(), m.data(), v.data(), g.data(), static_cast<i64>(elements), ++step); },
-      repetitions);
+  const double s =
+      time_of([&] { cpu::adamw_update(p.data(), m.data(), v.data(), g.data(), static_cast<i64>(elements), ++step); },
+              repetitions);
   return 28.0 * static_cast<double>(elements) / s;
 }
 
@@ -121,7 +121,7 @@ Calibration calibrate_cpu(const CalibrateOptions& o) {
   c.backend = "cpu";
   c.dtype = Dtype::fp32;
   c.threads = 1;
-  c.device = fmt::format("{}, 1 thread, {} sgemm", bench_detail::cpu_name(), detail::blas_name());
+  c.device = fmt::format("{}, 1 thread, {} sgemm", cpu::cpu_name(), detail::blas_name());
   GemmTable& t = c.gemm;
   if (o.quick) {
     t.m = {8, 64}, t.n = {32, 128}, t.k = {32, 128};

@@ -14,10 +14,10 @@
 #include <memory>
 #include <vector>
 
-#include "bench/step_parameters.hpp"
 #include "smelt/bench_plan.hpp"
+#include "step/parameters.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::step_detail {
 
 // FLOPs of the last forward() and backward(), as executed: weight products
 // 2 m n k each (forward; the backward's input and weight gradients 2 x that),
@@ -71,4 +71,4 @@ class StepModel {
 extern template class StepModel<float>;
 extern template class StepModel<double>;
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::step_detail

@@ -1,14 +1,14 @@
-#include "bench/step_attention.hpp"
+#include "cpu/attention.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <Eigen/Dense>
 
-#include "bench/attention_keys.hpp"
-#include "bench/blas.hpp"
+#include "cpu/attention_keys.hpp"
+#include "cpu/blas.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 // A named namespace: the tiles' types are captured by the lambdas of members with external linkage.
 namespace attention_tiles {
 
@@ -157,4 +157,4 @@ double TiledAttention<T>::decode(LayerAttention kind, const T* q, const T* k, co
 template class TiledAttention<float>;
 template class TiledAttention<double>;
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 // The choices of one MoE visit: chosen[t k + j] the j-th expert of token t, mix its weight (the chosen scores over
 // their sum), count and start the tokens per expert and where they begin in slot order, slots[r] the assignment
@@ -30,4 +30,4 @@ template <class T>
 void route_backward(const T* scores, const TokenRoutes<T>& routes, const T* dmix, std::int64_t tokens,
                     std::int64_t experts, std::int64_t top_k, bool softmax, T* dlogits);
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu

@@ -8,7 +8,7 @@
 
 #include "smelt/bench_plan.hpp"
 
-namespace smelt::bench_detail {
+namespace smelt::step_detail {
 
 // Where one tensor lies in the flat parameter store (and in the gradients and
 // the optimizer's moments, which share its offsets).
@@ -49,4 +49,4 @@ struct StepParameters {
 extern template struct StepParameters<float>;
 extern template struct StepParameters<double>;
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::step_detail

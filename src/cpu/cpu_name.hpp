@@ -4,9 +4,9 @@
 
 #include <string>
 
-namespace smelt::bench_detail {
+namespace smelt::cpu {
 
 // /proc/cpuinfo's first "model name", or "unknown CPU" where there is none.
 std::string cpu_name();
 
-}  // namespace smelt::bench_detail
+}  // namespace smelt::cpu
