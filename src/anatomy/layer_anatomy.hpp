@@ -66,9 +66,12 @@ struct Product {
 
   // Multiply-accumulates per token, unsharded (checked).
   std::int64_t macs(const char* what) const {
-    std::int64_t columns = n.whole(what);
-    if (n_fused.heads > 0) columns = detail::add(columns, n_fused.whole(what), what);
-    return detail::mul(times, detail::mul(columns, k.whole(what), what), what);
+    return detail::mul(times, detail::mul(columns(what), k.whole(what), what), what);
+  }
+  // Output columns, all heads, the fused block's included (checked).
+  std::int64_t columns(const char* what) const {
+    const std::int64_t c = n.whole(what);
+    return n_fused.heads > 0 ? detail::add(c, n_fused.whole(what), what) : c;
   }
   // Output columns one rank computes.
   std::int64_t n_on_rank(std::int64_t tp, std::int64_t etp) const;

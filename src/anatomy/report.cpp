@@ -21,8 +21,7 @@ LayerAnatomyReport layer_anatomy(const ModelConfig& config, std::int64_t layer) 
   for (const anatomy::Tensor& t : a.tensors)
     out.tensors.push_back({t.name, anatomy::name(t.term), t.elements, t.instances, t.trainable});
   for (const anatomy::Product& p : a.products) {
-    std::int64_t n = p.n.whole("product width");
-    if (p.n_fused.heads > 0) n += p.n_fused.whole("product width");
+    const std::int64_t n = p.columns("product width");
     out.products.push_back({anatomy::name(p.op), n, p.k.whole("product width"), p.times});
   }
   out.qk_width = a.sums.core.qk.whole("query width");

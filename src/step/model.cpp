@@ -17,16 +17,7 @@
 
 namespace smelt::step_detail {
 
-// The cpu module's kernels this model runs.
-using cpu::adamw_update;
-using cpu::ffn_activation;
-using cpu::ffn_activation_backward;
-using cpu::rms_norm;
-using cpu::rms_norm_backward;
-using cpu::route_backward;
-using cpu::route_tokens;
-using cpu::TiledAttention;
-using cpu::TokenRoutes;
+using namespace cpu;  // NOLINT: the cpu kernels this model runs (routing, attention, norms, activations, AdamW)
 
 namespace {
 
