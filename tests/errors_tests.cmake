@@ -7,6 +7,7 @@ target_link_libraries(smelt_errors_tests PRIVATE smelt_test_main smelt::smelt sm
 target_compile_definitions(smelt_errors_tests PRIVATE SMELT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_compile_options(smelt_errors_tests PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-Wno-missing-field-initializers>)
 smelt_optimise_tests(smelt_errors_tests)
+smelt_unity_tests(smelt_errors_tests)
 smelt_add_catch_tests(smelt_errors_tests)
 
 # No string literal in the library names a flag (the unit tests above trigger the

@@ -23,6 +23,11 @@ inline std::vector<std::string> solve_errors(const ModelConfig& b, const LoopRec
   return {};
 }
 
+// The same for a Baseline's default recipe and options in the space `s`.
+inline std::vector<std::string> space_errors(const ModelConfig& b, const SearchSpace& s) {
+  return solve_errors(b, {}, s);
+}
+
 // A fixed-seed source: every run draws the same Baselines and spaces.
 struct Random {
   std::mt19937_64 engine;

@@ -1,8 +1,15 @@
 // Small configs whose costs are computed by hand in the tests and in
-// docs/counting.md.
+// docs/counting.md; the examples and validation helpers several test files share.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "smelt/config.hpp"
+#include "smelt/config_io.hpp"
+#include "smelt/count.hpp"
+#include "smelt/error.hpp"
 
 namespace smelt::test {
 
@@ -129,5 +136,33 @@ inline ModelConfig bench_variety() {
   c.loops = {{2, 2, 2, 0.5}};
   return c;
 }
+
+// The lines of the config_error validate() raises for `c`; empty when it raises none.
+inline std::vector<std::string> violations_of(const ModelConfig& c) {
+  try {
+    validate(c);
+  } catch (const config_error& e) {
+    return e.lines();
+  }
+  return {};
+}
+
+// The message of the config_error `f` throws; "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#ifdef SMELT_SOURCE_DIR
+// examples/NAME of this source tree.
+inline ModelConfig example(const std::string& name) { return read_config(SMELT_SOURCE_DIR "/examples/" + name); }
+
+// The paper's 200M Baseline with 8 experts and 2 KV heads of 128 (examples/paper/).
+inline ModelConfig paper_200m() { return example("paper/paper-200m-e8-kv2x128.json"); }
+#endif
 
 }  // namespace smelt::test

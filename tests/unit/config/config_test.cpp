@@ -9,14 +9,7 @@
 using namespace smelt;
 
 namespace {
-std::vector<std::string> violations_of(const ModelConfig& c) {
-  try {
-    validate(c);
-  } catch (const config_error& e) {
-    return e.lines();
-  }
-  return {};
-}
+using test::violations_of;
 }  // namespace
 
 TEST_CASE("valid configs pass validation", "[config]") {

@@ -21,7 +21,7 @@ const std::string kExample = SMELT_SOURCE_DIR "/examples/executorch/llama3.2-1b-
 
 nlohmann::json example() { return nlohmann::json::parse(read_text_file(kExample)); }
 
-std::vector<std::string> errors_of(const nlohmann::json& j) {
+std::vector<std::string> executorch_errors(const nlohmann::json& j) {
   try {
     (void)parse_config(j.dump());
   } catch (const config_error& e) {
@@ -70,7 +70,7 @@ TEST_CASE("bad params.json values are all named at once", "[executorch]") {
       R"([{"start": 6, "end": 4, "count": 2}, {"start": 2, "end": 99, "count": 2}, 7, {"start": 0, "end": 2}])");
   j["post_attention_norm"] = true;
   j["moe"] = true;
-  CHECK(errors_of(j) ==
+  CHECK(executorch_errors(j) ==
         std::vector<std::string>{
             "post_ffn_norm = false: must equal post_attention_norm: smelt's sandwich norms both sublayers",
             "moe = true: not read: this params.json reader has no such layer",
@@ -82,25 +82,27 @@ TEST_CASE("bad params.json values are all named at once", "[executorch]") {
   j = example();
   j["block_repeat_config"] = nlohmann::json::parse(R"([{"start": 4, "end": 8, "count": 0},
                                                          {"start": 6, "end": 10, "count": 2}])");
-  CHECK(errors_of(j) == std::vector<std::string>{"loops[0].count = 0: must be positive",
-                                                 "loops[1].span = \"7-10\": must start after loops[0].span \"5-8\" "
-                                                 "ends: spans are disjoint and in layer order"});
+  CHECK(executorch_errors(j) ==
+        std::vector<std::string>{"loops[0].count = 0: must be positive",
+                                 "loops[1].span = \"7-10\": must start after loops[0].span \"5-8\" "
+                                 "ends: spans are disjoint and in layer order"});
 }
 
 TEST_CASE("multiple_of is bounded before the FFN width is rounded up to it", "[executorch]") {
   // INT64_MAX once overflowed h + multiple_of - 1 and was reported as ffn.dense_width = 0.
   auto j = example();
   j["multiple_of"] = std::numeric_limits<std::int64_t>::max();
-  CHECK(errors_of(j) == std::vector<std::string>{"multiple_of = 9223372036854775807: must be at most 16777216"});
+  CHECK(executorch_errors(j) ==
+        std::vector<std::string>{"multiple_of = 9223372036854775807: must be at most 16777216"});
   j["multiple_of"] = 0;
-  CHECK(errors_of(j) == std::vector<std::string>{"multiple_of = 0: must be positive"});
+  CHECK(executorch_errors(j) == std::vector<std::string>{"multiple_of = 0: must be positive"});
   // The largest dim: int(8 x 16,777,216 / 3) = 44,739,242, x 1.5 is over the width bound, which
   // ffn_dim_multiplier names; without it, rounded up to 256: 44,739,328, named as the absent hidden_dim's default.
   j = example();
   j["dim"] = 16777216;
   j["n_heads"] = 16384;
   j.erase("ffn_dim_multiplier");
-  CHECK(errors_of(j) ==
+  CHECK(executorch_errors(j) ==
         std::vector<std::string>{
             "hidden_dim = absent: its default from dim = 16777216 and multiple_of = 256 is 44739328: must be at most "
             "16777216"});

@@ -22,7 +22,7 @@ using namespace smelt::test;
 
 namespace {
 
-std::vector<std::string> errors_of(const nlohmann::json& j) {
+std::vector<std::string> hf_errors(const nlohmann::json& j) {
   try {
     (void)parse_hf_config(j.dump(), "config.json");
   } catch (const config_error& e) {
@@ -34,7 +34,7 @@ std::vector<std::string> errors_of(const nlohmann::json& j) {
 }  // namespace
 
 TEST_CASE("an unknown model_type lists every supported one", "[hf_import]") {
-  CHECK(errors_of({{"model_type", "foo"}}) ==
+  CHECK(hf_errors({{"model_type", "foo"}}) ==
         std::vector<std::string>{"model_type = \"foo\": not supported; supported: dbrx, deepseek_v2, deepseek_v3, "
                                  "gpt_oss, huginn_raven, llama, llama4, llama4_text, mistral, mixtral, nanbeige, "
                                  "olmoe, ouro, qwen2, qwen2_moe, qwen3, qwen3_moe, smelt"});
@@ -46,26 +46,26 @@ TEST_CASE("an unknown model_type lists every supported one", "[hf_import]") {
 TEST_CASE("missing and mistyped fields are all reported, naming their JSON path", "[hf_import]") {
   auto j = example_json("mixtral-8x7b.json");
   j.erase("num_local_experts");
-  CHECK(errors_of(j) == std::vector<std::string>{"num_local_experts: missing (required)"});
+  CHECK(hf_errors(j) == std::vector<std::string>{"num_local_experts: missing (required)"});
   j["num_hidden_layers"] = "32";
   j["num_experts_per_tok"] = 2.5;
-  CHECK(errors_of(j) == std::vector<std::string>{"num_hidden_layers = \"32\": must be an integer",
+  CHECK(hf_errors(j) == std::vector<std::string>{"num_hidden_layers = \"32\": must be an integer",
                                                  "num_local_experts: missing (required)",
                                                  "num_experts_per_tok = 2.5: must be an integer"});
 
   auto dbrx = example_json("dbrx.json");
   dbrx["ffn_config"].erase("moe_top_k");
   dbrx["attn_config"] = 8;
-  CHECK(errors_of(dbrx) ==
+  CHECK(hf_errors(dbrx) ==
         std::vector<std::string>{"attn_config = 8: must be an object", "ffn_config.moe_top_k: missing (required)"});
 
   auto scout = example_json("llama4-scout.json");
   scout["text_config"].erase("num_local_experts");
   scout["text_config"]["use_qk_norm"] = "yes";
-  CHECK(errors_of(scout) == std::vector<std::string>{"text_config.use_qk_norm = \"yes\": must be true or false",
+  CHECK(hf_errors(scout) == std::vector<std::string>{"text_config.use_qk_norm = \"yes\": must be true or false",
                                                      "text_config.num_local_experts: missing (required)"});
   scout.erase("text_config");
-  CHECK(errors_of(scout) == std::vector<std::string>{"text_config: missing (required)"});
+  CHECK(hf_errors(scout) == std::vector<std::string>{"text_config: missing (required)"});
 }
 
 TEST_CASE("read_config names the file above the import's violations", "[hf_import]") {
@@ -80,7 +80,7 @@ TEST_CASE("read_config names the file above the import's violations", "[hf_impor
 TEST_CASE("imported values must still pass validation", "[hf_import]") {
   auto j = example_json("mixtral-8x7b.json");
   j["num_experts_per_tok"] = 9;
-  CHECK(errors_of(j) == std::vector<std::string>{"moe.top_k = 9: must be at most moe.num_experts = 8"});
+  CHECK(hf_errors(j) == std::vector<std::string>{"moe.top_k = 9: must be at most moe.num_experts = 8"});
 }
 
 TEST_CASE("a sliding_window on Mistral-family configs makes every layer slide", "[hf_import]") {
@@ -129,7 +129,7 @@ TEST_CASE("Qwen MoE layer selection follows decoder_sparse_step and mlp_only_lay
   CHECK(dense.ffn.dense_width == 5632);
 
   j["mlp_only_layers"] = {48};
-  CHECK(errors_of(j) == std::vector<std::string>{"mlp_only_layers[0] = 48: must be a 0-based layer in 0..47"});
+  CHECK(hf_errors(j) == std::vector<std::string>{"mlp_only_layers[0] = 48: must be a 0-based layer in 0..47"});
 
   j.erase("mlp_only_layers");
   j.erase("head_dim");  // Qwen3MoeConfig's default is 128, not hidden / heads = 64
@@ -165,7 +165,7 @@ TEST_CASE("DeepSeek layer frequency, routing and MTP keys map onto the MoE rule"
   j.erase("q_lora_rank");
   j["scoring_func"] = "relu";
   j["attention_bias"] = true;
-  CHECK(errors_of(j) ==
+  CHECK(hf_errors(j) ==
         std::vector<std::string>{"q_lora_rank: missing (required)",
                                  "attention_bias = true: not supported for MLA (no released DeepSeek model uses it)",
                                  "scoring_func = \"relu\": must be \"softmax\" or \"sigmoid\""});
@@ -177,7 +177,7 @@ TEST_CASE("gpt-oss reads either top-k spelling, and layer_types must name known 
   j["experts_per_token"] = 2;
   CHECK(parse_hf_config(j.dump()).moe.top_k == 2);
   j["num_experts_per_tok"] = 4;
-  CHECK(errors_of(j) == std::vector<std::string>{"experts_per_token = 2: must equal num_experts_per_tok = 4"});
+  CHECK(hf_errors(j) == std::vector<std::string>{"experts_per_token = 2: must equal num_experts_per_tok = 4"});
   j["experts_per_token"] = 4;
 
   j.erase("layer_types");  // GptOssConfig's default: sliding on even layers
@@ -185,7 +185,7 @@ TEST_CASE("gpt-oss reads either top-k spelling, and layer_types must name known 
         std::vector<LayerAttention>{LayerAttention::sliding, LayerAttention::full});
 
   j["layer_types"] = {"full_attention", "linear_attention"};
-  CHECK(errors_of(j) ==
+  CHECK(hf_errors(j) ==
         std::vector<std::string>{
             "layer_types[1] = \"linear_attention\": must be \"full_attention\", \"sliding_attention\" or "
             "\"chunked_attention\"",
@@ -214,7 +214,7 @@ TEST_CASE("Llama 4 honours explicit no_rope_layers, moe_layers and a null chunk 
   CHECK(c.ffn.dense_width == 16384);
 
   t["no_rope_layers"] = {1, 2};
-  CHECK(errors_of(j) == std::vector<std::string>{"text_config.no_rope_layers has 2 entries: must have "
+  CHECK(hf_errors(j) == std::vector<std::string>{"text_config.no_rope_layers has 2 entries: must have "
                                                  "num_hidden_layers = 48",
                                                  "text_config.no_rope_layers[1] = 2: must be 0 or 1"});
 }
@@ -269,10 +269,10 @@ TEST_CASE("qwen3_moe reads num_local_experts, as transformers 5 saves it, or num
   j["num_experts"] = 128;
   CHECK(parse_hf_config(j.dump()).moe.num_experts == 128);
   j["num_local_experts"] = 64;
-  CHECK(errors_of(j) == std::vector<std::string>{"num_local_experts = 64: must equal num_experts = 128"});
+  CHECK(hf_errors(j) == std::vector<std::string>{"num_local_experts = 64: must equal num_experts = 128"});
   j.erase("num_experts");
   j.erase("num_local_experts");
-  CHECK(errors_of(j) == std::vector<std::string>{"num_experts (or num_local_experts): missing (required)"});
+  CHECK(hf_errors(j) == std::vector<std::string>{"num_experts (or num_local_experts): missing (required)"});
 }
 
 TEST_CASE("qwen2_moe honours qkv_bias, default true", "[hf_import]") {

@@ -10,7 +10,7 @@
 using namespace smelt;
 
 namespace {
-std::string example(const char* name) { return read_text_file(std::string(SMELT_SOURCE_DIR "/examples/") + name); }
+std::string example_text(const char* name) { return read_text_file(std::string(SMELT_SOURCE_DIR "/examples/") + name); }
 
 std::vector<std::string> errors_of(const std::string& text) {
   try {
@@ -26,7 +26,7 @@ TEST_CASE("the native examples round-trip byte for byte", "[native_json]") {
   for (const char* name : {"smelt-baseline-12l.json", "smelt-looped-12l.json", "mixtral-8x7b.json", "tiny-moe.json",
                            "deepseek-v3-mla.json"}) {
     INFO(name);
-    const std::string text = example(name);
+    const std::string text = example_text(name);
     CHECK(to_json(parse_native_config(text)) == text);
   }
 }

@@ -20,7 +20,7 @@ using smelt::ModelConfig;
 
 // 2 layers, H = 64, 4 query / 2 key-value heads of 16, gated FFN of 128,
 // V = 100, untied head, T = 8.
-ModelConfig tiny() {
+ModelConfig torch_tiny() {
   ModelConfig c = smelt::test::tiny_dense(2);
   c.name = "tiny";
   c.vocab_size = 100;
@@ -91,7 +91,7 @@ TEST_CASE("torchtitan reproduces its gpt-oss figures at seq 4096: sliding layers
 }
 
 TEST_CASE("torchtitan by hand: a tiny dense model, tied and looped", "[convention]") {
-  ModelConfig c = tiny();
+  ModelConfig c = torch_tiny();
   // Per layer: attention 64 * (64 + 2 * 32) + 64 * 64 = 12,288, norms 128, FFN 3 * 64 * 128 = 24,576:
   // 36,992. Two layers 73,984 + final norm 64 + head 100 * 64 = 6,400: 80,448 (embedding left out).
   smelt::TorchtitanFlops t = smelt::torchtitan_flops(c);
@@ -108,7 +108,7 @@ TEST_CASE("torchtitan by hand: a tiny dense model, tied and looped", "[conventio
 
   // Looped: 4 layers, layers 2-3 twice. Parameters once (4 * 36,992 + 64 + 6,400 = 154,432), the
   // attention term over the 6 executed layers: 6 * 6 * 4 * 32 * 8 = 36,864.
-  c = tiny();
+  c = torch_tiny();
   c.num_layers = 4;
   c.loops = {{2, 3, 2, 0.5}};
   t = smelt::torchtitan_flops(c);
@@ -117,7 +117,7 @@ TEST_CASE("torchtitan by hand: a tiny dense model, tied and looped", "[conventio
 }
 
 TEST_CASE("torchtitan counts routed experts at top_k / num_experts and MLA heads as qk + v", "[convention]") {
-  ModelConfig c = tiny();
+  ModelConfig c = torch_tiny();
   c.moe.num_experts = 4;
   c.moe.top_k = 2;
   c.moe.expert_width = 32;
@@ -127,7 +127,7 @@ TEST_CASE("torchtitan counts routed experts at top_k / num_experts and MLA heads
   // experts 4 * 3 * 64 * 32 = 24,576 x 2 / 4 = 12,288: 28,032; x 2 + 64 + 6,400 = 62,528.
   REQUIRE(smelt::torchtitan_flops(c).params == 62'528);
 
-  ModelConfig m = tiny();
+  ModelConfig m = torch_tiny();
   m.attention.type = smelt::AttentionType::mla;
   m.attention.num_kv_heads = 0;
   m.attention.head_dim = 0;
@@ -137,7 +137,7 @@ TEST_CASE("torchtitan counts routed experts at top_k / num_experts and MLA heads
 }
 
 TEST_CASE("flop-counter by hand: full T x T attention on every layer, nothing elementwise", "[convention]") {
-  ModelConfig c = tiny();
+  ModelConfig c = torch_tiny();
   // Per layer per token: QKV 2 * 64 * (64 + 64) = 16,384, O 2 * 64 * 64 = 8,192, FFN 2 * 3 * 64 * 128
   // = 49,152, Q K^T 2 * 64 * T = 1,024 and softmax · V 1,024 at T = 8 (not the causal (T + 1) / 2):
   // 75,776. Two layers 151,552 + head 2 * 64 * 100 = 12,800: 164,352; one forward of 8 tokens
@@ -156,7 +156,7 @@ TEST_CASE("flop-counter by hand: full T x T attention on every layer, nothing el
   REQUIRE(smelt::count(c).flops.forward < 164'352.0);  // smelt's own count sees the window
 
   // Looped: layers 2-3 of 4 twice, six visits of 75,776: 454,656 + 12,800.
-  c = tiny();
+  c = torch_tiny();
   c.num_layers = 4;
   c.loops = {{2, 3, 2, 0.5}};
   REQUIRE(smelt::flop_counter_flops(c).forward_per_token() == 467'456.0);

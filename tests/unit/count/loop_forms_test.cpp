@@ -14,16 +14,7 @@ namespace {
 
 const std::string kLoops = SMELT_SOURCE_DIR "/examples/loops/";
 
-std::vector<std::string> violations_of(const ModelConfig& c) {
-  try {
-    validate(c);
-  } catch (const config_error& e) {
-    std::vector<std::string> out;
-    for (const auto& v : e.violations()) out.push_back(v.text());
-    return out;
-  }
-  return {};
-}
+using test::violations_of;
 
 }  // namespace
 

@@ -49,7 +49,7 @@ std::vector<Run> synthetic(LawForm form, const std::vector<double>& params, doub
   return runs;
 }
 
-std::string temp_file(const std::string& name, const std::string& text) {
+std::string fit_file(const std::string& name, const std::string& text) {
   const auto path = test::scratch_path("smelt-scaling-fit-" + name);
   std::ofstream(path) << text;
   return path.string();
@@ -215,9 +215,9 @@ TEST_CASE("scaling: bootstrap is reproducible and its interval holds the estimat
 }
 
 TEST_CASE("scaling: reading runs, CSV and JSON", "[scaling]") {
-  const auto csv = temp_file("ok.csv",
-                             "N,C,loss,\"arch, name\"\n1e8,6e18,3.5,\"dense, \"\"v1\"\"\"\n"
-                             "2e8,1.2e19,3.25,moe\r\n\n");
+  const auto csv = fit_file("ok.csv",
+                            "N,C,loss,\"arch, name\"\n1e8,6e18,3.5,\"dense, \"\"v1\"\"\"\n"
+                            "2e8,1.2e19,3.25,moe\r\n\n");
   const auto runs = read_runs(csv, LawForm::chinchilla, "arch, name");
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].n == 1e8);
@@ -226,7 +226,7 @@ TEST_CASE("scaling: reading runs, CSV and JSON", "[scaling]") {
   CHECK(runs[1].loss == 3.25);
   CHECK(runs[1].label == "moe");
 
-  const auto json = temp_file("ok.json", R"([{"F": 6e8, "S": 0.5, "C": 6e18, "loss": 3.1, "arch": "moe"},
+  const auto json = fit_file("ok.json", R"([{"F": 6e8, "S": 0.5, "C": 6e18, "loss": 3.1, "arch": "moe"},
                                             {"F": 1.2e9, "S": 0, "D": 2e10, "loss": 2.9, "arch": "dense"}])");
   const auto smelt_runs = read_runs(json, LawForm::smelt, "arch");
   REQUIRE(smelt_runs.size() == 2);
@@ -235,7 +235,7 @@ TEST_CASE("scaling: reading runs, CSV and JSON", "[scaling]") {
   CHECK(smelt_runs[1].d == 2e10);
   CHECK(smelt_runs[1].label == "dense");
   // chinchilla with its own FLOPs per token: D = C / F; a byte order mark is skipped.
-  const auto flops = read_runs(temp_file("flops.csv", "\xEF\xBB\xBFN,F,C,loss\n1e8,1e9,1e19,3\n"), LawForm::chinchilla);
+  const auto flops = read_runs(fit_file("flops.csv", "\xEF\xBB\xBFN,F,C,loss\n1e8,1e9,1e19,3\n"), LawForm::chinchilla);
   REQUIRE(flops.size() == 1);
   CHECK(flops[0].d == Approx(1e10));
   CHECK(parse_law_form("smelt", "--form") == LawForm::smelt);
@@ -243,14 +243,14 @@ TEST_CASE("scaling: reading runs, CSV and JSON", "[scaling]") {
 }
 
 TEST_CASE("scaling: every bad run at once, and too few runs", "[scaling]") {
-  const auto missing = temp_file("missing.csv", "n,D,Loss\n1e8,1e10,3\n");
+  const auto missing = fit_file("missing.csv", "n,D,Loss\n1e8,1e10,3\n");
   CHECK(read_errors(missing, LawForm::chinchilla, "arch") ==
         std::vector<std::string>{
             missing + ": missing column \"N\" (required; did you mean \"n\"?)",
             missing + ": missing column \"loss\" (required; did you mean \"Loss\"?)",
             missing + ": missing column \"arch\" (the label column)",
         });
-  const auto bad = temp_file("bad.csv", "N,D,loss\n-1e8,1e10,3\n1e8,nan,3\n1e8,1e10,\n1e8,1e10,x\n1e8,1e10\n");
+  const auto bad = fit_file("bad.csv", "N,D,loss\n-1e8,1e10,3\n1e8,nan,3\n1e8,1e10,\n1e8,1e10,x\n1e8,1e10\n");
   CHECK(read_errors(bad, LawForm::chinchilla) == std::vector<std::string>{
                                                      bad + ": row 5: has 2 fields, the header has 3",
                                                      bad + ": row 1: N = -1e8: must be positive",
@@ -258,16 +258,16 @@ TEST_CASE("scaling: every bad run at once, and too few runs", "[scaling]") {
                                                      bad + ": row 3: loss: missing value",
                                                      bad + ": row 4: loss = \"x\": must be a number",
                                                  });
-  const auto sparse = temp_file("bad.json", R"([{"F": 1e9, "S": 1, "D": 1e10, "loss": 0}, 3])");
+  const auto sparse = fit_file("bad.json", R"([{"F": 1e9, "S": 1, "D": 1e10, "loss": 0}, 3])");
   CHECK(read_errors(sparse, LawForm::smelt) == std::vector<std::string>{
                                                    sparse + ": row 2: must be an object",
                                                    sparse + ": row 1: S = 1: must be in [0, 1)",
                                                    sparse + ": row 1: loss = 0: must be positive",
                                                });
-  CHECK(read_errors(temp_file("nod.csv", "F,S,loss\n1,0,2\n"), LawForm::smelt)
+  CHECK(read_errors(fit_file("nod.csv", "F,S,loss\n1,0,2\n"), LawForm::smelt)
             .back()
             .ends_with(": missing column \"D\" or \"C\" (one is required)"));
-  CHECK(read_errors(temp_file("twice.csv", "N,D,loss,N\n1,2,3,4\n"), LawForm::chinchilla)
+  CHECK(read_errors(fit_file("twice.csv", "N,D,loss,N\n1,2,3,4\n"), LawForm::chinchilla)
             .front()
             .ends_with(": column \"N\" appears twice in the header"));
   CHECK_THROWS_WITH(parse_law_form("hoffmann", "--form"), "--form = \"hoffmann\": must be one of chinchilla, smelt");

@@ -10,6 +10,7 @@
 #include "smelt/scaling_frontier.hpp"
 #include "smelt/scaling_frontier_report.hpp"
 #include "smelt/scaling_laws.hpp"
+#include "test_configs.hpp"
 
 using namespace smelt;
 
@@ -60,14 +61,7 @@ double bisect_compute(const Law& law, double loss, double sparsity = 0) {
   return std::exp((lo + hi) / 2);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 }  // namespace
 

@@ -18,7 +18,7 @@ using namespace smelt;
 
 namespace {
 
-std::string data(const char* name) { return std::string(SMELT_SOURCE_DIR "/tests/data/") + name; }
+std::string scaling_data(const char* name) { return std::string(SMELT_SOURCE_DIR "/tests/data/") + name; }
 
 // Epoch AI's refit of the Chinchilla data with A = a, and n bootstrap samples equal to it.
 Law epoch(double a, std::size_t samples, std::string label = "epoch") {
@@ -50,7 +50,7 @@ TEST_CASE("scaling: a long label is cut in messages", "[scaling]") {
 }
 
 TEST_CASE("scaling: fit options are bounded before any work", "[scaling]") {
-  const std::vector<Run> runs = read_runs(data("runs-chinchilla.csv"), LawForm::chinchilla);
+  const std::vector<Run> runs = read_runs(scaling_data("runs-chinchilla.csv"), LawForm::chinchilla);
   FitOptions o;
   o.bootstrap = kMaxBootstrap + 1;
   o.threads = kMaxFitThreads + 1;
@@ -61,7 +61,7 @@ TEST_CASE("scaling: fit options are bounded before any work", "[scaling]") {
 
 TEST_CASE("scaling: a fit whose parameters are not finite is infeasible, not a law", "[scaling]") {
   // Losses alternating between 1e300 and 1e-300 pull A past the largest double.
-  const std::vector<Run> runs = read_runs(data("runs-nonfinite.csv"), LawForm::chinchilla);
+  const std::vector<Run> runs = read_runs(scaling_data("runs-nonfinite.csv"), LawForm::chinchilla);
   REQUIRE_THROWS_AS(fit_law(runs, LawForm::chinchilla), infeasible_error);
   REQUIRE_THROWS_WITH(fit_law(runs, LawForm::chinchilla),
                       "6 runs: the best fit of the chinchilla law has A = inf: parameters must be finite numbers "
@@ -70,7 +70,7 @@ TEST_CASE("scaling: a fit whose parameters are not finite is infeasible, not a l
 
 TEST_CASE("scaling: a row whose D = C / (6 N) leaves the doubles is rejected", "[scaling]") {
   // Row 2: 1e308 / (6 * 1e-10) = inf; row 3: 1e-300 / (6 * 1e300) = 0 (underflow).
-  const std::string path = data("runs-d-overflow.csv");
+  const std::string path = scaling_data("runs-d-overflow.csv");
   REQUIRE_THROWS_WITH(read_runs(path, LawForm::chinchilla),
                       path +
                           ": row 2: D = C / (6 N) = inf (C = 1e308, N = 1e-10): must be a positive finite number of "

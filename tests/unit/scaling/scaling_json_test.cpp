@@ -10,6 +10,7 @@
 #include "smelt/error.hpp"
 #include "smelt/file_io.hpp"
 #include "smelt/scaling_laws.hpp"
+#include "test_configs.hpp"
 
 using namespace smelt;
 
@@ -17,20 +18,13 @@ namespace {
 
 const std::string kData = SMELT_SOURCE_DIR "/tests/data/";
 
-std::string temp_file(const std::string& name, const std::string& text) {
+std::string laws_file(const std::string& name, const std::string& text) {
   const auto path = test::scratch_path("smelt-scaling-json-" + name);
   write_text_file(path, text);
   return path.string();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 }  // namespace
 
@@ -69,7 +63,7 @@ TEST_CASE("law files: any doubles round-trip exactly, for both forms", "[scaling
     for (std::size_t i = 0; i < n; ++i) law.ci_low.push_back(u(rng)), law.ci_high.push_back(u(rng));
   }
   const std::string text = laws_to_json(laws);
-  const std::vector<Law> back = read_laws(temp_file("roundtrip.json", text));
+  const std::vector<Law> back = read_laws(laws_file("roundtrip.json", text));
   REQUIRE(back.size() == 2);
   for (std::size_t k = 0; k < 2; ++k) {
     CHECK(back[k].form == laws[k].form);
@@ -89,12 +83,12 @@ TEST_CASE("law files: any doubles round-trip exactly, for both forms", "[scaling
 }
 
 TEST_CASE("law files: \"kind\": \"laws\" is read, and files written without it still are", "[scaling]") {
-  const std::string with = temp_file("with-kind.json", R"({"schema_version": 1, "kind": "laws", "laws": [
+  const std::string with = laws_file("with-kind.json", R"({"schema_version": 1, "kind": "laws", "laws": [
       {"form": "chinchilla", "params": {"E": 1.8, "A": 450, "B": 2000, "alpha": 0.35, "beta": 0.37}}]})");
   const std::vector<Law> laws = read_laws(with);
   REQUIRE(laws.size() == 1);
   CHECK(laws[0].params == std::vector<double>{1.8, 450, 2000, 0.35, 0.37});
-  const std::string without = temp_file("without-kind.json", R"({"schema_version": 1, "laws": [
+  const std::string without = laws_file("without-kind.json", R"({"schema_version": 1, "laws": [
       {"form": "chinchilla", "params": {"E": 1.8, "A": 450, "B": 2000, "alpha": 0.35, "beta": 0.37}}]})");
   CHECK(read_laws(without).front().params == laws[0].params);
 }
@@ -111,7 +105,7 @@ TEST_CASE("law files: a single hand-written law object", "[scaling]") {
 }
 
 TEST_CASE("law files: errors name the file, the field and the rule", "[scaling]") {
-  const std::string one = temp_file("one.json", R"({"form": "chinchilla", "params": {"E": 1, "A": 2, "B": 3,
+  const std::string one = laws_file("one.json", R"({"form": "chinchilla", "params": {"E": 1, "A": 2, "B": 3,
       "alfa": 0.3, "beta": 0.3}, "bootstrap": [[1, 2, 3, 4]], "ci": {"E": [1, 2]}, "lable": "x"})");
   CHECK(error_of([&] { read_laws(one); }) ==
         "while reading laws '" + one +
@@ -124,27 +118,27 @@ TEST_CASE("law files: errors name the file, the field and the rule", "[scaling]"
             "  ci.alpha: missing (required when ci lists any parameter)\n"
             "  ci.beta: missing (required when ci lists any parameter)\n"
             "  lable: unknown key (did you mean \"label\"?)");
-  const std::string file = temp_file("file.json", R"({"schema_version": 2, "laws": [{"form": "kaplan"}]})");
+  const std::string file = laws_file("file.json", R"({"schema_version": 2, "laws": [{"form": "kaplan"}]})");
   CHECK(error_of([&] { read_laws(file); }) == "while reading laws '" + file + "':\n" +
                                                   "  schema_version = 2: must be 1\n" +
                                                   "  laws[0].form = \"kaplan\": must be one of chinchilla, smelt");
   // A report's kind names what it is: another report's JSON is refused by name.
-  const std::string bench = temp_file("bench-kind.json", R"({"schema_version": 1, "kind": "bench", "laws": [
+  const std::string bench = laws_file("bench-kind.json", R"({"schema_version": 1, "kind": "bench", "laws": [
       {"form": "chinchilla", "params": {"E": 1.8, "A": 450, "B": 2000, "alpha": 0.35, "beta": 0.37}}]})");
   CHECK(error_of([&] { read_laws(bench); }) ==
         "while reading laws '" + bench + "':\n  kind = \"bench\": must be \"laws\", the kind of a law file");
   // kind alone marks a file, not a hand-written law: the missing list is named.
-  const std::string number = temp_file("number-kind.json", R"({"kind": 3})");
+  const std::string number = laws_file("number-kind.json", R"({"kind": 3})");
   CHECK(error_of([&] { read_laws(number); }) == "while reading laws '" + number +
                                                     "':\n  schema_version: missing (required)\n"
                                                     "  kind = 3: must be \"laws\", the kind of a law file\n"
                                                     "  laws: missing (required)");
-  const std::string empty = temp_file("empty.json", R"({"schema_version": 1, "laws": []})");
+  const std::string empty = laws_file("empty.json", R"({"schema_version": 1, "laws": []})");
   CHECK(error_of([&] { read_laws(empty); }) ==
         "while reading laws '" + empty + "':\n  laws = []: must be a non-empty array of law objects");
-  const std::string list = temp_file("list.json", "[1, 2]");
+  const std::string list = laws_file("list.json", "[1, 2]");
   CHECK(error_of([&] { read_laws(list); }).find("top level: must be a law file") != std::string::npos);
-  const std::string broken = temp_file("broken.json", "{\"form\": ");
+  const std::string broken = laws_file("broken.json", "{\"form\": ");
   CHECK(error_of([&] { read_laws(broken); }).find(broken + ":1:10: malformed JSON") != std::string::npos);
   CHECK_THROWS_AS(read_laws("/nonexistent/laws.json"), io_error);
 }

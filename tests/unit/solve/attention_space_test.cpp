@@ -19,11 +19,9 @@ using i64 = std::int64_t;
 
 namespace {
 
-ModelConfig paper_200m() {
-  return read_config(std::string(SMELT_SOURCE_DIR "/examples/paper/paper-200m-e8-kv2x128.json"));
-}
+using test::paper_200m;
 
-std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) { return test::solve_errors(b, {}, s); }
+using test::space_errors;
 
 // The paper's alignment freedom (H and E multiples of 8, head_dim of 4), the
 // expert width searched, every other knob in its default domain.
@@ -114,23 +112,23 @@ TEST_CASE("the default width range and head_dim cap widen to hold the Baseline's
 TEST_CASE("bad shape-rule values name the field, the value and the rule, all at once", "[solve][attention]") {
   const ModelConfig b = paper_200m();
   CHECK(
-      errors_of(b, {.max_head_dim = 16, .attention_ratio = {2, 0.5}}) ==
+      space_errors(b, {.max_head_dim = 16, .attention_ratio = {2, 0.5}}) ==
       std::vector<std::string>{"SearchSpace::max_head_dim = 16: must be at least SearchSpace::min_head_dim = 32",
                                "SearchSpace::attention_ratio = 2:0.5: must be a ratio or a range LO:HI with LO <= HI"});
-  CHECK(errors_of(b, {.max_head_dim = 0, .attention_ratio = {0, 2}}) ==
+  CHECK(space_errors(b, {.max_head_dim = 0, .attention_ratio = {0, 2}}) ==
         std::vector<std::string>{
             "SearchSpace::max_head_dim = 0: must be positive",
             "SearchSpace::attention_ratio = 0:2: LO must be positive: it bounds query heads x head_dim over H"});
-  CHECK(
-      errors_of(b, {.max_head_dim = i64{1} << 25, .attention_ratio = {0.5, std::numeric_limits<double>::infinity()}}) ==
-      std::vector<std::string>{"SearchSpace::max_head_dim = 33554432: must be at most 16777216",
-                               "SearchSpace::attention_ratio = 0.5:inf: LO and HI must be finite ratios"});
-  CHECK(errors_of(b, {.attention_ratio = {1e-7, 2}}) ==
+  CHECK(space_errors(
+            b, {.max_head_dim = i64{1} << 25, .attention_ratio = {0.5, std::numeric_limits<double>::infinity()}}) ==
+        std::vector<std::string>{"SearchSpace::max_head_dim = 33554432: must be at most 16777216",
+                                 "SearchSpace::attention_ratio = 0.5:inf: LO and HI must be finite ratios"});
+  CHECK(space_errors(b, {.attention_ratio = {1e-7, 2}}) ==
         std::vector<std::string>{
             "SearchSpace::attention_ratio = 1e-07:2: LO and HI must lie between 0.000001 and 1000000"});
   // head_dim above 256 pinned with a rule that forbids it, and pinned query
   // heads with the Baseline's kept: both at once.
-  CHECK(errors_of(b, {.head_dim = KnobRange{512, 512}, .heads = KnobRange{12, 12}, .free_heads = false}) ==
+  CHECK(space_errors(b, {.head_dim = KnobRange{512, 512}, .heads = KnobRange{12, 12}, .free_heads = false}) ==
         std::vector<std::string>{
             "SearchSpace::head_dim = 512: must be at most SearchSpace::max_head_dim = 256 (FlashAttention's largest "
             "head size)",
@@ -138,17 +136,17 @@ TEST_CASE("bad shape-rule values name the field, the value and the rule, all at 
             "heads"});
   // An empty space says which constraints emptied it: 2 x 32..64 = 64..128
   // queries never reach half of the smallest H (320).
-  CHECK(errors_of(b, {.head_dim = KnobRange{32, 64}, .heads = KnobRange{2, 2}}) ==
+  CHECK(space_errors(b, {.head_dim = KnobRange{32, 64}, .heads = KnobRange{2, 2}}) ==
         std::vector<std::string>{
             "SearchSpace::attention_ratio = 0.5:2: no attention geometry fits: query heads 2 (SearchSpace::heads) x "
             "head_dim 32:64 (SearchSpace::head_dim) never give a width between 0.5 x 320 and 2 x 1280 (the ratio's "
             "ends at the ends of SearchSpace::hidden)"});
   // Widths in [0.5 x 320, 2 x 1280], yet none equal to a multiple of 64: at a
   // ratio of exactly 1, 10 x (100..124 in steps of 4) = 1000..1240 is never an H.
-  CHECK(errors_of(b, {.head_dim = KnobRange{100, 124},
-                      .heads = KnobRange{10, 10},
-                      .align_head_dim = 4,
-                      .attention_ratio = {1, 1}}) ==
+  CHECK(space_errors(b, {.head_dim = KnobRange{100, 124},
+                         .heads = KnobRange{10, 10},
+                         .align_head_dim = 4,
+                         .attention_ratio = {1, 1}}) ==
         std::vector<std::string>{
             "SearchSpace::attention_ratio = 1: no attention geometry fits: the widths query heads x head_dim that the "
             "ranges allow lie within [1, 1] x H of no hidden size of SearchSpace::hidden (multiples of "
@@ -160,7 +158,7 @@ TEST_CASE("an MLA Baseline keeps its attention under the default free heads", "[
   const MatchResult r = solve(b, {}, {});
   CHECK(r.candidates.front().knobs.heads == b.attention.num_heads);
   CHECK(r.candidates.front().knobs.head_dim == b.attention.head_dim);
-  CHECK(errors_of(b, {.heads = KnobRange{64, 64}}) ==
+  CHECK(space_errors(b, {.heads = KnobRange{64, 64}}) ==
         std::vector<std::string>{"SearchSpace::head_dim, SearchSpace::kv_heads, SearchSpace::heads: not supported for "
                                  "an MLA Baseline (its attention is kept as it is)"});
 }

@@ -12,9 +12,7 @@ using namespace smelt;
 
 namespace {
 
-ModelConfig paper_200m() {
-  return read_config(std::string(SMELT_SOURCE_DIR "/examples/paper/paper-200m-e8-kv2x128.json"));
-}
+using test::paper_200m;
 
 // The paper's alignment freedom: H and E multiples of 8, head_dim of 4; the
 // attention in the box the solver searched before its shape rules (query heads
@@ -30,7 +28,7 @@ SearchSpace paper_space(FfnScaling ffn) {
           .ffn = ffn};
 }
 
-std::vector<std::string> errors_of(const ModelConfig& b, const SearchSpace& s) { return test::solve_errors(b, {}, s); }
+using test::space_errors;
 
 }  // namespace
 
@@ -83,20 +81,20 @@ TEST_CASE("shared-expert and dense widths keep their ratio to the searched exper
 TEST_CASE("a searched expert width's contradictions are reported together", "[solve][width]") {
   const ModelConfig b = paper_200m();
   CHECK(
-      errors_of(b, {.expert_width = KnobRange{256, 256}, .align_hidden = 0}) ==
+      space_errors(b, {.expert_width = KnobRange{256, 256}, .align_hidden = 0}) ==
       std::vector<std::string>{
           "SearchSpace::align_hidden = 0: must be positive",
           "SearchSpace::expert_width = 256: is searched only with SearchSpace::ffn = searched (ffn is proportional)"});
-  CHECK(errors_of(b, {.expert_width = KnobRange{64, 128}, .ffn = FfnScaling::fixed}) ==
+  CHECK(space_errors(b, {.expert_width = KnobRange{64, 128}, .ffn = FfnScaling::fixed}) ==
         std::vector<std::string>{
             "SearchSpace::expert_width = 64:128: is searched only with SearchSpace::ffn = searched (ffn is fixed)"});
-  CHECK(errors_of(b, {.expert_width = KnobRange{305, 318}, .ffn = FfnScaling::searched}) ==
+  CHECK(space_errors(b, {.expert_width = KnobRange{305, 318}, .ffn = FfnScaling::searched}) ==
         std::vector<std::string>{
             "SearchSpace::expert_width = 305:318: contains no multiple of SearchSpace::align_ffn = 16"});
-  CHECK(errors_of(b, {.expert_width = KnobRange{200, 100}, .ffn = FfnScaling::searched}) ==
+  CHECK(space_errors(b, {.expert_width = KnobRange{200, 100}, .ffn = FfnScaling::searched}) ==
         std::vector<std::string>{
             "SearchSpace::expert_width = 200:100: must be a positive value or a range LO:HI with LO <= HI"});
-  CHECK(errors_of(test::tiny_dense(4), {.ffn = FfnScaling::searched}) ==
+  CHECK(space_errors(test::tiny_dense(4), {.ffn = FfnScaling::searched}) ==
         std::vector<std::string>{
             "SearchSpace::ffn = searched: the Baseline has no routed experts whose width to search"});
 }

@@ -11,12 +11,13 @@
 #include "smelt/count.hpp"
 #include "smelt/match_report.hpp"
 #include "smelt/solve.hpp"
+#include "test_configs.hpp"
 
 using namespace smelt;
 
 namespace {
 
-ModelConfig example(const std::string& name) { return read_config(SMELT_SOURCE_DIR "/examples/" + name); }
+using test::example;
 
 bool same_but_heads(const Candidate& a, const Candidate& b) {
   const Knobs& x = a.knobs;

@@ -8,12 +8,13 @@
 #include "smelt/error.hpp"
 #include "smelt/solve.hpp"
 #include "solve/relax.hpp"
+#include "test_configs.hpp"
 
 using namespace smelt;
 
 namespace {
 
-ModelConfig example(const std::string& name) { return read_config(SMELT_SOURCE_DIR "/examples/" + name); }
+using test::example;
 
 // The 200M, 192-expert cell of the paper's table (examples/paper/) at the
 // paper's Baseline alignments, its attention pinned so that the list does not

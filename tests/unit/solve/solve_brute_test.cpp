@@ -23,7 +23,7 @@ namespace {
 
 using test::Random;
 
-ModelConfig random_baseline(Random& r) {
+ModelConfig brute_baseline(Random& r) {
   ModelConfig c;
   c.name = "random";
   c.vocab_size = r.in(50, 3000);
@@ -112,7 +112,7 @@ void compare_with_brute_force(int trials, bool searched_width, Memory memory = M
   int limited_trials = 0;  // where the time limit dropped a candidate
   const int drawn = test::property_cases(trials);
   for (int trial = 0; trial < drawn; ++trial) {
-    const ModelConfig b = random_baseline(r);
+    const ModelConfig b = brute_baseline(r);
     LoopRecipe recipe;
     recipe.span = std::vector<LoopSpan>{LoopSpan::middle_half(), LoopSpan::full(), LoopSpan::of_fraction(0.25),
                                         LoopSpan::of_fraction(0.75)}[static_cast<std::size_t>(r.in(0, 3))];

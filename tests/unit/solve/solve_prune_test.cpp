@@ -28,7 +28,7 @@ using test::Random;
 // A small MoE (or, one time in six, dense) Baseline with every feature that
 // enters the budgets' growth in H: proportional FFN widths of three kinds,
 // dense-first layers, shared experts, biases, sliding windows, MLA.
-ModelConfig random_baseline(Random& r) {
+ModelConfig prune_baseline(Random& r) {
   ModelConfig c;
   c.name = "random";
   c.vocab_size = r.in(50, 2000);
@@ -81,7 +81,7 @@ TEST_CASE("with fine hidden sizes and the KV cache often unmatched, the top cand
   i64 smart = 0;
   i64 brute = 0;
   for (int trial = 0; trial < test::property_cases(120); ++trial) {
-    const ModelConfig b = random_baseline(r);
+    const ModelConfig b = prune_baseline(r);
     LoopRecipe recipe;
     recipe.loops = r.in(1, 3);
     if (r.coin()) recipe.span = LoopSpan::of_fraction(0.25 * static_cast<double>(r.in(1, 4)));

@@ -18,7 +18,7 @@ using namespace smelt;
 using i64 = std::int64_t;
 
 namespace {
-ModelConfig example(const char* name) { return read_config(std::string(SMELT_SOURCE_DIR "/examples/") + name); }
+using test::example;
 
 std::vector<std::string> errors_of(const ModelConfig& b, const LoopRecipe& r, const SearchSpace& s,
                                    const MatchOptions& o = {}) {

@@ -16,7 +16,7 @@ using namespace smelt;
 
 namespace {
 
-ModelConfig example(const char* name) { return read_config(std::string(SMELT_SOURCE_DIR "/examples/") + name); }
+using test::example;
 
 std::vector<std::string> sweep_errors(const ModelConfig& b, const SweepOptions& o, const SearchSpace& s = {}) {
   try {

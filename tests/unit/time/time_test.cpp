@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../memory/tiny_moe_layout.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/count.hpp"
 #include "smelt/error.hpp"
@@ -24,16 +25,11 @@ using namespace smelt;
 
 namespace {
 
-CheckedConfig example(const std::string& name) {
+CheckedConfig checked_example(const std::string& name) {
   return read_checked_config(std::string(SMELT_SOURCE_DIR) + "/examples/" + name);
 }
 
-MemoryLayout small() {
-  MemoryLayout l;
-  l.micro_batch = 2;
-  l.seq = 16;
-  return l;
-}
+using test::small;
 
 const Op& find(const StepTime& s, std::string_view name) {
   for (const Op& op : s.ops)
@@ -80,7 +76,7 @@ TEST_CASE("the forward ops' FLOPs are count()'s on every example, MTP included",
 }
 
 TEST_CASE("recompute: full runs the first visits' forward again, selective the attention cores", "[time]") {
-  const CheckedConfig c = example("smelt-looped-12l.json");
+  const CheckedConfig c = checked_example("smelt-looped-12l.json");
   const CostReport cost = count(c, CountOptions{false, 64});
   MemoryLayout l;
   l.micro_batch = 2;
@@ -134,7 +130,7 @@ TEST_CASE("one GEMM by hand: 4096 cubed in bf16 on an H100 is compute-bound", "[
 }
 
 TEST_CASE("one attention core by hand: tiny-moe's at 2 x 16 tokens is overhead-bound", "[time]") {
-  const TimeReport r = step_time(example("tiny-moe.json"), small(), hardware_spec("h100"));
+  const TimeReport r = step_time(checked_example("tiny-moe.json"), small(), hardware_spec("h100"));
   const Op& core = find(r.forward, "attention_core");
   // 16 x 17 / 2 = 136 causal pairs a sequence; 2 x (4 x 16 + 4 x 16) = 256 FLOPs a pair; 2 sequences.
   CHECK(core.flops == 2.0 * 136 * 256);
@@ -149,7 +145,7 @@ TEST_CASE("one all-to-all by hand: tiny-moe's dispatch over 2 expert ranks", "[t
   MemoryLayout l = small();
   l.ep = 2;
   l.dp = 2;
-  const TimeReport r = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  const TimeReport r = step_time(checked_example("tiny-moe.json"), l, hardware_spec("h100"));
   const Op& a2a = find(r.forward, "ep_all_to_all");
   // 32 tokens x top-2 x 64 wide x 2 bytes = 8,192 bytes; (p - 1) alpha + (p - 1) / p x bytes / beta on the link.
   CHECK(a2a.bytes == 8192.0);
@@ -164,7 +160,7 @@ TEST_CASE("a two-stage pipeline's bubble: one micro-batch of the most loaded sta
   MemoryLayout l = small();
   l.pp = 2;
   l.microbatches = 4;
-  const TimeReport r = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  const TimeReport r = step_time(checked_example("tiny-moe.json"), l, hardware_spec("h100"));
   double per_micro_batch = 0, total = 0;
   const Op* bubble = nullptr;
   for (const Op& op : r.training.ops) {
@@ -195,11 +191,11 @@ TEST_CASE("the step's gradient zeroing and AdamW update, by hand", "[time]") {
     return -1.0;
   };
   MemoryLayout l = small();
-  const TimeReport mixed = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  const TimeReport mixed = step_time(checked_example("tiny-moe.json"), l, hardware_spec("h100"));
   CHECK(bytes(mixed, "zero_grad") == 1478912.0);
   CHECK(bytes(mixed, "optimizer") == 11831296.0);
   l.param_dtype = Dtype::fp32;
-  const TimeReport fp32 = step_time(example("tiny-moe.json"), l, hardware_spec("h100"));
+  const TimeReport fp32 = step_time(checked_example("tiny-moe.json"), l, hardware_spec("h100"));
   CHECK(bytes(fp32, "zero_grad") == 1478912.0);
   CHECK(bytes(fp32, "optimizer") == 10352384.0);
 }
@@ -222,7 +218,7 @@ TEST_CASE("hardware: unknown names suggest the nearest, spec files are checked f
 TEST_CASE("time options: an imbalance below 1 names the field", "[time][errors]") {
   TimeOptions o;
   o.imbalance = 0.5;
-  CHECK_THROWS_WITH(step_time(example("tiny-moe.json"), small(), hardware_spec("h100"), o),
+  CHECK_THROWS_WITH(step_time(checked_example("tiny-moe.json"), small(), hardware_spec("h100"), o),
                     Catch::Contains("TimeOptions::imbalance = 0.5: must be in [1, 1000000]"));
 }
 
@@ -251,9 +247,9 @@ TEST_CASE("an op whose time is not finite is an error naming the op, never an in
   // A spec built in code is not read, so not checked: the step checks every time it computes.
   HardwareSpec hw = hardware_spec("h100");
   hw.memory_efficiency = 5e-324;
-  CHECK_THROWS_AS(step_time(example("tiny-moe.json"), small(), hw), overflow_error);
+  CHECK_THROWS_AS(step_time(checked_example("tiny-moe.json"), small(), hw), overflow_error);
   CHECK_THROWS_WITH(
-      step_time(example("tiny-moe.json"), small(), hw),
+      step_time(checked_example("tiny-moe.json"), small(), hw),
       Catch::Contains("the time of op embedding (elementwise, 0 FLOPs, 8192 bytes) on h100 is inf s, not a finite "
                       "time: memory_bandwidth = 3.35e+12 x memory_efficiency = 5e-324"));
   // 2 x 4096^3 FLOPs over 989.4e12 x 5e-324 x 0.716 FLOP/s (a denormal rate): infinite.
