@@ -1,51 +1,55 @@
 // smelt-match bench CONFIG [--vs OTHER]: run the config's blocks on the CPU
-// reference or CUDA, and set time and executed FLOPs beside the analytic count;
-// smelt-match bench --calibrate [--out FILE]: measure the CPU backend for the
-// time model.
+// reference or CUDA, and set time and executed FLOPs beside the analytic count.
+// Its other modes are subcommands of it (cli/bench_modes.hpp): bench step
+// CONFIG, bench calibrate.
 #include <algorithm>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench_modes.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "flag_names.hpp"
 #include "option_flags.hpp"
-#include "out_file.hpp"
 #include "smelt/bench.hpp"
-#include "smelt/bench_calibrate.hpp"
 #include "smelt/bench_report.hpp"
-#include "smelt/bench_step.hpp"
 #include "smelt/config_io.hpp"
 #include "smelt/detail/diff_pct.hpp"
 #include "smelt/detail/excerpt.hpp"
 #include "smelt/detail/violations.hpp"
 #include "smelt/error.hpp"
-#include "smelt/file_io.hpp"
-#include "smelt/hardware.hpp"
 #include "table.hpp"
 
 namespace smelt::cli {
 namespace {
 
-// bench --calibrate's repetitions: each takes about 2 s on the full grid.
-constexpr std::int64_t kMaxCalibrateRepetitions = 20;
-
 struct BenchArgs {
   std::string config;
   std::string vs;
   bool json = false;
-  bool calibrate = false;
-  bool quick = false;
-  bool step = false;
-  std::string hardware;
-  OutFile out;
   std::unique_ptr<OptionFlags<BenchOptions>> options;
+  CLI::App* command = nullptr;
+  Run step, calibrate;  // the subcommands bench step and bench calibrate
 };
+
+// What was given to bench itself before one of its subcommands: it belongs after it (`bench --tokens 64 step X`
+// once ran the step with the default tokens).
+void refuse_given_before(const BenchArgs& args, const CLI::App& mode) {
+  detail::Violations errors;
+  if (!args.config.empty())
+    errors.add(fmt::format("CONFIG = {}: give it after 'bench {}'", detail::one_line(args.config), mode.get_name()));
+  for (const CLI::Option* option : args.command->get_options()) {
+    if (option->count() == 0 || option->get_lnames().empty()) continue;
+    const std::string flag = "--" + option->get_lnames().front();
+    errors.add(mode.get_option_no_throw(flag) ? fmt::format("{}: give it after 'bench {}'", flag, mode.get_name())
+                                              : fmt::format("{}: 'bench {}' has no such option (see 'bench {} --help')",
+                                                            flag, mode.get_name(), mode.get_name()));
+  }
+  errors.throw_if_any();
+}
 
 // One row of the FLOP table: a count with its difference to the analytic one.
 std::string with_pct(double flops, double analytic) {
@@ -94,131 +98,14 @@ std::string human_result(const BenchResult& r) {
   return out;
 }
 
-// bench --calibrate: the CPU backend measured (docs/time.md, "Calibration"), as JSON kind "calibration" to --out
-// (written whole or not at all) or standard output, with a summary on standard error.
-int run_calibrate(const BenchArgs& args) {
-  detail::Violations errors;
-  if (args.step) errors.add("--step, --calibrate: choose one");
-  BenchOptions o;
-  args.options->apply(o, errors);
-  if (o.backend == BenchBackendKind::cuda)
-    errors.add("--backend = cuda: bench --calibrate measures the cpu backend (the CUDA calibration is not built yet)");
-  if (!args.config.empty() || !args.vs.empty())
-    errors.add(fmt::format("--calibrate, CONFIG = {}: go alone: a calibration measures the backend, not a config",
-                           args.config.empty() ? args.vs : args.config));
-  // What does not apply to a calibration is refused by name, not ignored.
-  for (const char* row : {"tokens", "context", "moe_only", "balanced", "warmup", "force", "seed"})
-    if (args.options->given(row))
-      errors.add(fmt::format("{}: does not apply to --calibrate (it measures the backend on its own grid of shapes)",
-                             flag_of_field(fmt::format("BenchOptions::{}", row))));
-  if (!args.hardware.empty())
-    errors.add(fmt::format("--hardware = {}: does not apply to --calibrate (it predicts a measured step, with --step)",
-                           args.hardware));
-  // Each repetition of the full grid takes about 2 s (CalibrateOptions::repetitions).
-  if (args.options->given("repetitions") && !(o.repetitions >= 1 && o.repetitions <= kMaxCalibrateRepetitions))
-    errors.add(fmt::format("--repetitions = {}: must be in [1, {}] with --calibrate", o.repetitions,
-                           kMaxCalibrateRepetitions));
-  args.out.check(errors);
-  errors.throw_if_any();
-  CalibrateOptions c;
-  c.quick = args.quick;
-  c.repetitions = std::clamp<std::int64_t>(o.repetitions, 1, kMaxCalibrateRepetitions);
-  const Calibration cal = calibrate_cpu(c);
-  const std::string json = calibration_json(cal);
-  if (args.out.given())
-    write_text_file(args.out.path, json);
-  else
-    std::cout << json;
-  const GemmTable& t = cal.gemm;
-  std::cerr << fmt::format(
-      "calibrated {}: {} GEMM shapes, {}/s at best ({}/s at 64 x 64 x 64), bandwidth {:.3g} GB/s, op overhead "
-      "{:.3g} us{}\n",
-      cal.device, t.flops_per_second.size(), human(cal.hardware.peak_flops_fp32, Unit::flops),
-      human(t.rate(64, 64, 64), Unit::flops), cal.memory_bandwidth / 1e9, cal.op_overhead * 1e6,
-      args.out.given() ? fmt::format("; written to {0} (use it as --hardware {0})", detail::one_line(args.out.path))
-                       : "");
-  return kOk;
-}
-
-std::string human_step(const StepResult& r) {
-  std::string out = fmt::format(
-      "{} training step on {} ({}, {}): {} tokens ({} x {}), {} block visits, {} parameters\n", shown_name(r.model),
-      r.backend, r.device, r.blas, r.tokens, r.sequences, r.context, r.layer_visits, r.parameters);
-  out += fmt::format(
-      "  measured: forward {:.4g} us/token, training step {:.4g} us/token ({:.4g} ms), {}/s; decode {:.4g} us/token\n",
-      r.measured.forward_seconds_per_token * 1e6, r.measured.training_seconds_per_token * 1e6, r.training_seconds * 1e3,
-      human(r.training_tflops * 1e12, Unit::flops), r.measured.decode_seconds_per_token * 1e6);
-  if (r.predicted) {
-    const auto pct = [](double predicted, double measured) { return 100 * (predicted / measured - 1); };
-    const StepSeconds &p = *r.predicted, &m = r.measured;
-    out += fmt::format(
-        "  predicted on {}: forward {:.4g} us/token ({:+.1f}%), training step {:.4g} us/token ({:+.1f}%); decode "
-        "{:.4g} us/token ({:+.1f}%)\n",
-        shown_name(r.hardware), p.forward_seconds_per_token * 1e6,
-        pct(p.forward_seconds_per_token, m.forward_seconds_per_token), p.training_seconds_per_token * 1e6,
-        pct(p.training_seconds_per_token, m.training_seconds_per_token), p.decode_seconds_per_token * 1e6,
-        pct(p.decode_seconds_per_token, m.decode_seconds_per_token));
-  } else
-    out += "  predicted: - (give --hardware NAME|FILE, e.g. the file of bench --calibrate)\n";
-  out +=
-      fmt::format("  FLOPs per step: analytic {} (3 x forward), executed {} (attention backward recomputes scores)\n",
-                  human(r.analytic_training_flops, Unit::flops), human(r.accounted_training_flops, Unit::flops));
-  out += fmt::format("  loss {:.4f} -> {:.4f}", r.first_loss, r.last_loss);
-  if (!r.expert_tokens.empty()) out += fmt::format("; load imbalance (max/mean) {:.3f}", r.load_imbalance);
-  return out + "\n";
-}
-
-// bench CONFIG --step [--vs OTHER] [--hardware H]: whole training steps, measured beside the time model.
-int run_step(const BenchArgs& args, BenchOptions o) {
-  // A step costs about three forwards: fewer runs by default than the block benchmark's.
-  if (!args.options->given("warmup")) o.warmup = 1;
-  if (!args.options->given("repetitions")) o.repetitions = 5;
-  std::optional<HardwareSpec> hw;
-  if (!args.hardware.empty()) hw = hardware_spec(args.hardware);
-  std::vector<StepResult> results;
-  results.push_back(smelt::run_step(read_config(args.config), o, hw ? &*hw : nullptr));
-  if (!args.vs.empty()) results.push_back(smelt::run_step(read_config(args.vs), o, hw ? &*hw : nullptr));
-  if (args.json) {
-    std::cout << bench_step_report_json(results);
-    return kOk;
-  }
-  std::string out;
-  for (const auto& r : results) out += human_step(r);
-  if (results.size() == 2) {
-    const auto& [a, b] = std::pair{results[0], results[1]};
-    out += fmt::format("{} vs {}: measured training-time ratio {:.4f}", shown_name(b.model), shown_name(a.model),
-                       b.measured.training_seconds_per_token / a.measured.training_seconds_per_token);
-    if (a.predicted && b.predicted)
-      out += fmt::format(", predicted {:.4f}",
-                         b.predicted->training_seconds_per_token / a.predicted->training_seconds_per_token);
-    out += fmt::format(", analytic FLOP ratio {:.4f}\n", b.analytic_training_flops / a.analytic_training_flops);
-  }
-  std::cout << out;
-  return kOk;
-}
-
 int run(const BenchArgs& args) {
-  if (args.calibrate) return run_calibrate(args);
-  detail::Violations errors;
-  BenchOptions o;
-  args.options->apply(o, errors);
-  if (args.config.empty()) errors.add("CONFIG: required (or --calibrate)");
-  // 0 means "the default" to the library; typed on the command line it is an error.
-  if (args.options->given("tokens") && o.tokens < 1)
-    errors.add(fmt::format("--tokens = {}: must be positive", o.tokens));
-  if (args.options->given("context") && o.context < 1)
-    errors.add(fmt::format("--context = {}: must be positive", o.context));
-  if (args.step && args.calibrate) errors.add("--step, --calibrate: choose one");
-  if (!args.hardware.empty() && !args.step)
-    errors.add(fmt::format("--hardware = {}: predicts a measured step: give --step too", args.hardware));
-  if (args.quick) errors.add("--quick: applies to --calibrate only");
-  if (args.out.given())
-    errors.add(
-        fmt::format("--out = {}: writes a calibration: give --calibrate too (bench CONFIG prints its report "
-                    "to standard output)",
-                    detail::one_line(args.out.path)));
-  errors.throw_if_any();
-  if (args.step) return run_step(args, o);
+  for (const auto& [name, mode] : {std::pair{"step", &args.step}, std::pair{"calibrate", &args.calibrate}})
+    if (const CLI::App* sub = args.command->get_subcommand(name); sub->parsed()) {
+      refuse_given_before(args, *sub);
+      return (*mode)();
+    }
+  const BenchOptions o =
+      run_options(*args.options, {}, args.config, "CONFIG: required (or the subcommand step or calibrate)");
   std::vector<BenchResult> results;
   results.push_back(run_bench(read_config(args.config), o));
   if (!args.vs.empty()) results.push_back(run_bench(read_config(args.vs), o));
@@ -244,25 +131,31 @@ int run(const BenchArgs& args) {
 
 }  // namespace
 
+BenchOptions run_options(const OptionFlags<BenchOptions>& flags, BenchOptions o, const std::string& config,
+                         const char* missing) {
+  detail::Violations errors;
+  flags.apply(o, errors);
+  if (config.empty()) errors.add(missing);
+  // 0 means "the default" to the library; typed on the command line it is an error.
+  if (flags.given("tokens") && o.tokens < 1) errors.add(fmt::format("--tokens = {}: must be positive", o.tokens));
+  if (flags.given("context") && o.context < 1) errors.add(fmt::format("--context = {}: must be positive", o.context));
+  errors.throw_if_any();
+  return o;
+}
+
 Run add_bench(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* sub = app.add_subcommand("bench",
                                  "Run a config's blocks on CPU or CUDA and compare executed FLOPs with the "
-                                 "analytic count");
+                                 "analytic count; bench step and bench calibrate measure a training step and the "
+                                 "time model's CPU backend");
+  a->command = sub;
   sub->add_option("CONFIG", a->config, "Model config: smelt native JSON or Hugging Face config.json");
   sub->add_option("--vs", a->vs, "A second config to compare with (time ratio beside the analytic FLOP ratio)");
   a->options = std::make_unique<OptionFlags<BenchOptions>>(sub);
   sub->add_flag("--json", a->json, "Print ordered JSON instead of text");
-  sub->add_flag("--calibrate", a->calibrate,
-                "Measure the CPU backend for the time model instead (GEMM rates over a grid of shapes, bandwidth, "
-                "op overhead): JSON kind calibration, usable as --hardware FILE (docs/time.md)");
-  sub->add_flag("--quick", a->quick, "With --calibrate: a 2 x 2 x 2 grid of small shapes (a check, not a calibration)");
-  sub->add_flag("--step", a->step,
-                "Measure whole training steps instead (forward, backward, AdamW; docs/time.md): seconds per token "
-                "beside the time model's prediction");
-  sub->add_option("--hardware", a->hardware,
-                  "With --step: predict the step on this device (a name, a spec file or a bench --calibrate file)");
-  add_out_file(sub, a->out, "With --calibrate: write the calibration to FILE (whole or not at all)");
+  a->step = add_bench_step(*sub);
+  a->calibrate = add_bench_calibrate(*sub);
   return [a] { return run(*a); };
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "smelt/bench.hpp"
+#include "smelt/bench_calibrate.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/scaling_fit.hpp"
@@ -77,6 +78,7 @@ const std::vector<std::pair<std::string, Flag>>& flags() {
     add_table<MatchOptions>(out);
     add_table<SweepOptions>(out);
     add_table<BenchOptions>(out);
+    add_table<CalibrateOptions>(out);
     add_table<FitOptions>(out);
     add_table<MemoryLayout>(out);
     add_table<TimeOptions>(out);

@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A misspelt word first: CLI11 would report what it then misses instead.
     const std::optional<std::string> unknown = unknown_word_message(app);
-    const auto parsed = app.get_subcommands();
-    const std::string command = parsed.empty() ? "smelt-match" : "smelt-match " + parsed.front()->get_name();
+    std::string command;
+    (void)innermost_command(app, &command);
     std::cerr << "smelt-match: error: " << (unknown ? *unknown : std::string(e.what())) << "\n(run '" << command
               << " --help' for usage)\n";
     return kBadInput;

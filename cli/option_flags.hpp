@@ -81,12 +81,12 @@ std::string default_text(const std::optional<T>&) {
 void add_flag_of(CLI::App* sub, const FieldFlag& f, OptionKind kind, const std::string& help,
                  const std::string& default_shown, FlagText& t);
 
-// The flags of Options, but for the rows named in `skip`.
+// The flags of Options, but for the rows named in `skip`; their help shows the values of `defaults` (a command
+// that starts from other defaults than the struct's says so).
 template <class Options>
 class OptionFlags {
  public:
-  OptionFlags(CLI::App* sub, std::vector<std::string_view> skip = {}) {
-    const Options defaults{};
+  explicit OptionFlags(CLI::App* sub, std::vector<std::string_view> skip = {}, const Options& defaults = {}) {
     for (const auto& row : OptionTable<Options>::fields) {
       if (std::find(skip.begin(), skip.end(), row.name) != skip.end()) continue;
       auto entry = std::make_unique<Entry>(Entry{&row, field_flag(OptionTable<Options>::owner, row.name), {}});

@@ -26,7 +26,7 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app) {
   return std::nullopt;
 }
 
-std::optional<std::string> unknown_option(const CLI::App& sub) {
+std::optional<std::string> unknown_option(const CLI::App& sub, const std::string& command) {
   for (const std::string& word : sub.remaining()) {
     if (word.size() < 2 || word.front() != '-' || word == "--") continue;
     const std::string name = word.substr(0, word.find('='));  // --jsn=1 names --jsn
@@ -35,18 +35,29 @@ std::optional<std::string> unknown_option(const CLI::App& sub) {
     for (const CLI::Option* option : sub.get_options())
       for (const std::string& l : option->get_lnames()) known.push_back("--" + l);
     const std::string hint = name.starts_with("--") ? detail::nearest(name, known) : "";
-    return hint.empty() ? fmt::format("{}: unknown option '{}'", sub.get_name(), name)
-                        : fmt::format("{}: unknown option '{}' (did you mean '{}'?)", sub.get_name(), name, hint);
+    return hint.empty() ? fmt::format("{}: unknown option '{}'", command, name)
+                        : fmt::format("{}: unknown option '{}' (did you mean '{}'?)", command, name, hint);
   }
   return std::nullopt;
 }
 
 }  // namespace
 
+const CLI::App* innermost_command(const CLI::App& app, std::string* path) {
+  const CLI::App* sub = &app;
+  if (path) *path = app.get_name();
+  for (auto parsed = sub->get_subcommands(); !parsed.empty(); parsed = sub->get_subcommands()) {
+    sub = parsed.front();
+    if (path) *path += " " + sub->get_name();
+  }
+  return sub;
+}
+
 std::optional<std::string> unknown_word_message(const CLI::App& app) {
-  const auto& parsed = app.get_subcommands();
-  if (parsed.empty()) return unknown_subcommand(app);
-  return unknown_option(*parsed.front());
+  if (app.get_subcommands().empty()) return unknown_subcommand(app);
+  std::string path;
+  const CLI::App* sub = innermost_command(app, &path);
+  return unknown_option(*sub, path.substr(path.find(' ') + 1));  // "bench step", without "smelt-match"
 }
 
 }  // namespace smelt::cli

@@ -14,4 +14,8 @@ namespace smelt::cli {
 // parse of `app`, or none when every word was known.
 std::optional<std::string> unknown_word_message(const CLI::App& app);
 
+// The innermost subcommand the parse of `app` reached (`app` itself when none), and in `path` (when given) the
+// command line that names it: "smelt-match bench step".
+const CLI::App* innermost_command(const CLI::App& app, std::string* path = nullptr);
+
 }  // namespace smelt::cli

@@ -2,7 +2,7 @@
 # On a machine with an NVIDIA GPU (made for an H200): build (unless a build is
 # given), run the GPU correctness tests, benchmark a Baseline MoE and its SMELT
 # config at realistic size (32k tokens, H 2048, 128 experts top-8, expert FFN
-# 768), measure the reference model's training memory (bench/memory_probe.py),
+# 768), measure the reference model's training memory (benchmarks/memory_probe.py),
 # train a shrunk Baseline and its looped twin in bf16 (examples/train/),
 # read the hardware counters, and, while time is left, run the kernels
 # under compute-sanitizer. Every JSON and log goes to OUT; a short table is
@@ -79,7 +79,7 @@ bench block
 # (docs/memory.md, "Measuring"): compared with smelt's memory report off the device.
 py=$(command -v python3 || true)
 if [ -n "$py" ] && "$py" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  run_step memory-probe 150 "$py" bench/memory_probe.py --device cuda --seconds 110 --out "$out/memory-probe.json"
+  run_step memory-probe 150 "$py" benchmarks/memory_probe.py --device cuda --seconds 110 --out "$out/memory-probe.json"
 else
   log "no PyTorch with CUDA: no memory probe"
   skipped+=("memory-probe")

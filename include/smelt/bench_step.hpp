@@ -1,4 +1,4 @@
-// `bench CONFIG --step`: a whole training step of a config (forward, backward,
+// `bench step CONFIG`: a whole training step of a config (forward, backward,
 // AdamW update) measured on a backend at the config's true widths, beside the
 // time model's prediction for the same step (docs/time.md, "The measured
 // step"). The CPU backend runs it now (float32, one core, OpenBLAS).

@@ -1,5 +1,5 @@
 // A calibration: what one backend measured on this machine (docs/time.md,
-// "Calibration"), as `smelt-match bench --calibrate` writes it (JSON kind
+// "Calibration"), as `smelt-match bench calibrate` writes it (JSON kind
 // "calibration", schema_version 1): the GEMM rate over a grid of shapes, the
 // streaming bandwidth, the fixed cost of one call, and the hardware spec they
 // make. Applied to a spec of the same backend, the time model reads a GEMM's
@@ -23,7 +23,7 @@ struct Calibration {
   double memory_bandwidth = 0;  // bytes/s a streaming add reached
   double op_overhead = 0;       // s: the smallest GEMM call's time
   HardwareSpec hardware;        // this machine's spec, from the measurements
-  bool has_hardware = false;    // the file holds one (bench --calibrate writes it; a table alone may not)
+  bool has_hardware = false;    // the file holds one (bench calibrate writes it; a table alone may not)
 };
 
 // Throws config_error naming `source`, the field, the value and the rule: a

@@ -65,7 +65,7 @@ std::vector<std::string> hardware_names();
 
 // A shipped spec by name (case-insensitive), or a spec file when `name_or_file`
 // names an existing file: a hardware spec, or a calibration (kind
-// "calibration", what `smelt-match bench --calibrate` writes), whose measured
+// "calibration", what `smelt-match bench calibrate` writes), whose measured
 // spec and GEMM table it returns. Unknown names: config_error naming the nearest.
 HardwareSpec hardware_spec(std::string_view name_or_file);
 

@@ -20,7 +20,7 @@ inline constexpr int kMemoryReportSchemaVersion = 2;
 // The time report's: 2 (2: one op row per kind of layer visit, `times`
 // counting its visits, and `recomputed`).
 inline constexpr int kTimeReportSchemaVersion = 2;
-// The calibration's (bench --calibrate): 1.
+// The calibration's (bench calibrate): 1.
 inline constexpr int kCalibrationSchemaVersion = 1;
 
 }  // namespace smelt

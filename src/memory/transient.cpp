@@ -2,7 +2,7 @@
 // gradients, optimizer state, saved activations): the temporaries at the
 // first op of the backward that allocates most, under the smelt convention,
 // as the reference model's backward on one rank allocates them (measured to
-// the byte with the profiler's allocator events, bench/memory_peak.py;
+// the byte with the profiler's allocator events, benchmarks/memory_peak.py;
 // docs/memory.md, "The backward's peak"). N = b s tokens, e activation
 // bytes, H hidden, V vocabulary, n_h heads of d_v value width.
 #include <algorithm>

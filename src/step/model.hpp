@@ -1,4 +1,4 @@
-// The model one `bench --step` trains (docs/time.md, "The measured step"):
+// The model one `bench step` trains (docs/time.md, "The measured step"):
 // the benchmark's block (bench_reference.hpp) with what a training step adds
 // around it, in float32 (or float64, for the gradient check of the tests):
 //   token embedding (a gather), per visit RMSNorm -> attention -> residual,

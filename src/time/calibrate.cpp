@@ -17,6 +17,7 @@
 #include "cpu/cpu_name.hpp"
 #include "cpu/pointwise.hpp"
 #include "util/median.hpp"
+#include "util/option_bounds.hpp"
 
 namespace smelt {
 namespace {
@@ -116,6 +117,11 @@ double elementwise_bandwidth(std::size_t elements, i64 repetitions) {
 }  // namespace
 
 Calibration calibrate_cpu(const CalibrateOptions& o) {
+  {
+    detail::Violations errors;
+    detail::check_integer(o, "repetitions", errors);
+    errors.throw_if_any();
+  }
   const detail::SingleThreadedBlas one_thread;
   Calibration c;
   c.backend = "cpu";

@@ -74,7 +74,7 @@ if(NOT SMELT_SANITIZE)
   # tiny-moe's 64 wide hidden state alone are 4 GiB. 2 s of CPU in the debug build before the allocation fails.
   add_test(NAME cli.limits.bench_force_step
            COMMAND ${CMAKE_COMMAND}
-                   "-DCOMMAND=/bin/sh|-c|ulimit -v 800000 && exec $<TARGET_FILE:smelt-match> bench ${SMELT_EX}/tiny-moe.json --step --tokens 16777216 --force"
+                   "-DCOMMAND=/bin/sh|-c|ulimit -v 800000 && exec $<TARGET_FILE:smelt-match> bench step ${SMELT_EX}/tiny-moe.json --tokens 16777216 --force"
                    -DEXIT=2 -DSTDOUT_EMPTY=1
                    "-DSTDERR=^smelt-match: error: out of memory: the cpu backend could not allocate what tiny-moe needs for a training step at --tokens = 16777216 \\(about [0-9.]+ GiB: the parameters with their gradients and AdamW moments, and the activations\\): use fewer --tokens or a smaller config\n$"
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect.cmake)

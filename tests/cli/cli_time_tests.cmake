@@ -45,31 +45,33 @@ smelt_cli_test(derive.time_limit.none_fits EXIT 2 ARGS derive ${SMELT_EX}/tiny-m
 smelt_cli_test(sweep.time EXIT 0 ARGS sweep ${SMELT_EX}/smelt-baseline-12l.json --spans 0.5 --loops 2 --depths none
                --hardware h100
                STDOUT "memory +time\nloop +50% +4-9 .* [+-][0-9.]+% +[+-][0-9.]+%\n")
-# bench --calibrate: the CPU backend measured on the quick grid, written whole to --out and read back by time as a
+# bench calibrate: the CPU backend measured on the quick grid, written whole to --out and read back by time as a
 # spec file; a calibration for another backend, or with a config, exits 2.
-smelt_cli_test(bench.calibrate EXIT 0 ARGS bench --calibrate --quick --repetitions 1
+smelt_cli_test(bench.calibrate EXIT 0 ARGS bench calibrate --quick --repetitions 1
                STDOUT "^{\n  \"schema_version\": 1,\n  \"kind\": \"calibration\",\n  \"backend\": \"cpu\",.*\"gemm\": {\n    \"m\": \\[\n      8,\n      64\n    \\],"
                STDERR "calibrated .*: 8 GEMM shapes, .*/s at best")
-smelt_cli_test(bench.calibrate.cuda EXIT 2 ARGS bench --calibrate --backend cuda STDOUT_EMPTY
-               STDERR "--backend = cuda: bench --calibrate measures the cpu backend \\(the CUDA calibration is not built yet\\)")
-smelt_cli_test(bench.calibrate.config EXIT 2 ARGS bench --calibrate ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
-               STDERR "--calibrate, CONFIG = .*tiny-moe.json: go alone")
-smelt_cli_test(bench.no_config EXIT 2 ARGS bench STDOUT_EMPTY STDERR "CONFIG: required \\(or --calibrate\\)")
+smelt_cli_test(bench.calibrate.cuda EXIT 2 ARGS bench calibrate --backend cuda STDOUT_EMPTY
+               STDERR "bench calibrate: unknown option '--backend'")
+smelt_cli_test(bench.calibrate.config EXIT 2 ARGS bench calibrate ${SMELT_EX}/tiny-moe.json STDOUT_EMPTY
+               STDERR "^smelt-match: error: The following argument was not expected: [^\n]*tiny-moe.json\n\\(run 'smelt-match bench calibrate --help' for usage\\)\n$")
+smelt_cli_test(bench.no_config EXIT 2 ARGS bench STDOUT_EMPTY
+               STDERR "CONFIG: required \\(or the subcommand step or calibrate\\)")
+smelt_cli_test(bench.step.no_config EXIT 2 ARGS bench step STDOUT_EMPTY STDERR "^smelt-match: error: CONFIG: required\n$")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/time-calibration-cpu.json "{\"schema_version\": 1, \"kind\": \"calibration\", \"backend\": \"cpu\", \"device\": \"t\", \"dtype\": \"fp32\", \"threads\": 1, \"memory_bandwidth\": 1e10, \"op_overhead\": 1e-7, \"gemm\": {\"m\": [8], \"n\": [8], \"k\": [8], \"flops_per_second\": [1e10]}}")
 smelt_cli_test(time.calibration.backend EXIT 2 ARGS time ${SMELT_EX}/tiny-moe.json --hardware h100
                --calibration ${CMAKE_CURRENT_BINARY_DIR}/time-calibration-cpu.json STDOUT_EMPTY
                STDERR "time-calibration-cpu.json:\n  backend = \"cpu\": must be the backend of the hardware spec h100 \\(\"cuda\"\\): a calibration measures one backend")
-# bench --step: a measured training step beside the time model's prediction, under the keys count --time uses; the
+# bench step: a measured training step beside the time model's prediction, under the keys count --time uses; the
 # pair's measured and predicted ratios with --vs; bad input exits 2 naming the flag or field and the rule.
-smelt_cli_test(bench.step.json EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --step --tokens 16 --context 8
+smelt_cli_test(bench.step.json EXIT 0 ARGS bench step ${SMELT_EX}/tiny-moe.json --tokens 16 --context 8
                --hardware h100 --repetitions 1 --json
                STDOUT "\"kind\": \"bench_step\",.*\"tokens\": 16,\n      \"context\": 8,\n      \"sequences\": 2,\n      \"layer_visits\": 6,\n      \"parameters\": 369728,\n      \"measured\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,\n        \"training_seconds_per_token\": [0-9.e-]+,\n        \"decode_seconds_per_token\": [0-9.e-]+\n      },\n      \"predicted\": {\n        \"forward_seconds_per_token\": [0-9.e-]+,")
-smelt_cli_test(bench.step.vs EXIT 0 ARGS bench ${SMELT_EX}/tiny-moe.json --vs ${SMELT_EX}/tiny-moe.json --step
+smelt_cli_test(bench.step.vs EXIT 0 ARGS bench step ${SMELT_EX}/tiny-moe.json --vs ${SMELT_EX}/tiny-moe.json
                --repetitions 1
                STDOUT "tiny-moe training step on cpu .*predicted: - \\(give --hardware.*tiny-moe vs tiny-moe: measured training-time ratio [0-9.]+, analytic FLOP ratio 1.0000\n")
 smelt_cli_test(bench.step.hardware_alone EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --hardware h100 STDOUT_EMPTY
-               STDERR "--hardware = h100: predicts a measured step: give --step too")
-smelt_cli_test(bench.step.moe_only EXIT 2 ARGS bench ${SMELT_EX}/tiny-moe.json --step --moe-only STDOUT_EMPTY
-               STDERR "--moe-only = true: a training step runs whole blocks")
-smelt_cli_test(bench.step.calibrate EXIT 2 ARGS bench --calibrate --step STDOUT_EMPTY
-               STDERR "--step, --calibrate: choose one")
+               STDERR "bench: unknown option '--hardware'")
+smelt_cli_test(bench.step.moe_only EXIT 2 ARGS bench step ${SMELT_EX}/tiny-moe.json --moe-only STDOUT_EMPTY
+               STDERR "bench step: unknown option '--moe-only'")
+smelt_cli_test(bench.step.calibrate EXIT 2 ARGS bench calibrate step STDOUT_EMPTY
+               STDERR "^smelt-match: error: The following argument was not expected: step\n")

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "flag_names.hpp"
 #include "smelt/bench.hpp"
+#include "smelt/bench_calibrate.hpp"
 #include "smelt/memory.hpp"
 #include "smelt/recipe.hpp"
 #include "smelt/scaling_fit.hpp"
@@ -24,16 +25,26 @@ namespace {
 
 using namespace smelt;
 
-// The section "## NAME" of docs/cli.md, up to the next "## ".
+// The section "## NAME" (a command) or "### NAME" (a subcommand of one: "bench step") of docs/cli.md, up to the
+// next heading of either level.
 std::string cli_doc_section(const std::string& name) {
   std::ifstream in(SMELT_SOURCE_DIR "/docs/cli.md");
   std::stringstream all;
   all << in.rdbuf();
   const std::string text = all.str();
-  const std::size_t begin = text.find("\n## " + name + "\n");
+  std::size_t begin = text.find("\n## " + name + "\n");
+  if (begin == std::string::npos) begin = text.find("\n### " + name + "\n");
   REQUIRE(begin != std::string::npos);
-  const std::size_t end = text.find("\n## ", begin + 1);
+  const std::size_t end = std::min(text.find("\n## ", begin + 1), text.find("\n### ", begin + 1));
   return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// The subcommand "bench" or "bench step" of `app`.
+CLI::App* subcommand(CLI::App& app, const std::string& path) {
+  CLI::App* sub = &app;
+  std::istringstream words(path);
+  for (std::string word; words >> word;) sub = sub->get_subcommand(word);
+  return sub;
 }
 
 // The flags an option table of a docs section names in its first column: "| `--a`, `--b` | ..." -> {--a, --b}.
@@ -88,7 +99,7 @@ TEST_CASE("every field table row is a flag with its doc in --help and docs/cli.m
   cli::add_fit(app);
   cli::add_memory(app);
   const auto command = [&](const char* name) {
-    return Command{name, app.get_subcommand(name), documented_flags(cli_doc_section(name))};
+    return Command{name, subcommand(app, name), documented_flags(cli_doc_section(name))};
   };
   const Command derive = command("derive"), bench = command("bench"), fit = command("fit");
   // sweep takes derive's search-space and matching options, documented once under derive.
@@ -105,6 +116,8 @@ TEST_CASE("every field table row is a flag with its doc in --help and docs/cli.m
   check_rows<MatchOptions>(sweep, {"relaxations", "top"});  // each row is the best: --top is hidden, ignored
   check_rows<SweepOptions>(sweep);
   check_rows<BenchOptions>(bench);
+  check_rows<BenchOptions>(command("bench step"), {"moe_only"});  // a step runs whole blocks
+  check_rows<CalibrateOptions>(command("bench calibrate"));
   check_rows<FitOptions>(fit);
   check_rows<MemoryLayout>(command("memory"));
 }
@@ -119,8 +132,9 @@ TEST_CASE("docs/cli.md documents no flag that its command lacks", "[cli][options
   cli::add_frontier(app);
   cli::add_export(app);
   cli::add_memory(app);
-  for (const char* name : {"count", "derive", "sweep", "bench", "fit", "frontier", "export", "memory"}) {
-    const CLI::App* sub = app.get_subcommand(name);
+  for (const char* name :
+       {"count", "derive", "sweep", "bench", "bench step", "bench calibrate", "fit", "frontier", "export", "memory"}) {
+    const CLI::App* sub = subcommand(app, name);
     for (const std::string& flag : documented_flags(cli_doc_section(name))) {
       INFO(name << ": " << flag);
       CHECK(sub->get_option_no_throw(flag) != nullptr);

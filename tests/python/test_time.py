@@ -66,8 +66,8 @@ def test_derive_time_budget_and_limit() -> None:
 
 
 def test_a_calibration_file_is_a_device(tmp_path) -> None:
-    # What `bench --calibrate --quick` writes: its spec with its GEMM table, for smelt.time as for the CLI.
-    calibration = cli_json("bench", "--calibrate", "--quick", "--repetitions", "1")
+    # What `bench calibrate --quick` writes: its spec with its GEMM table, for smelt.time as for the CLI.
+    calibration = cli_json("bench", "calibrate", "--quick", "--repetitions", "1")
     assert calibration["kind"] == "calibration" and len(calibration["gemm"]["flops_per_second"]) == 8
     path = tmp_path / "cpu.json"
     path.write_text(json.dumps(calibration))

@@ -26,7 +26,7 @@ from smelt.torch._model import ReferenceModel, _init
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 
-_spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "bench" / "memory_probe.py")
+_spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "benchmarks" / "memory_probe.py")
 probe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(probe)
 
@@ -94,7 +94,7 @@ def _visit_terms(rank: dict, schedule: list) -> list[dict[str, int]]:
 
 
 def _parts(report: dict, cfg: dict, schedule: list) -> dict[str, int]:
-    """smelt's terms under the probe's part names (bench/memory_probe.py)."""
+    """smelt's terms under the probe's part names (benchmarks/memory_probe.py)."""
     rank = report["worst_rank"]
     out: dict[str, int] = {}
     for i, t in enumerate(_visit_terms(rank, schedule)):
@@ -102,7 +102,7 @@ def _parts(report: dict, cfg: dict, schedule: list) -> dict[str, int]:
         out[f"visit{i}.attn"] = t.get("attention", 0)
         out[f"visit{i}.ffn_norm"] = t.get("ffn_norm", 0)
         out[f"visit{i}.ffn"] = t.get("moe", 0) + t.get("ffn", 0)
-        # a checkpointed visit's input is saved by the checkpoint, in the layer's own part (bench/memory_probe.py)
+        # a checkpointed visit's input is saved by the checkpoint, in the layer's own part (benchmarks/memory_probe.py)
         out[f"visit{i}.residual"] = t.get("layer_input", 0)
     t = rank["activations"]["terms"]
     out["embed"] = t["token_ids"]

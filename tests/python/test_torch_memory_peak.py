@@ -1,6 +1,6 @@
 """The peak of a real training step on the CPU against smelt's total (docs/memory.md, "Measuring").
 
-bench/memory_peak.py measures one steady AdamW step of the reference model (gradients kept between steps) with
+benchmarks/memory_peak.py measures one steady AdamW step of the reference model (gradients kept between steps) with
 the profiler's allocator events, exact to the byte. The baseline is smelt's weights, gradients and AdamW state
 to the byte; the peak is smelt's total, whose ``transient`` part is the largest temporaries of one of four points of
 the backward (src/memory/transient.cpp). Each case must come within 5% of smelt's total (and here within 1 KiB);
@@ -20,7 +20,7 @@ from smelt.torch import shrink
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 
-_spec = importlib.util.spec_from_file_location("memory_peak", ROOT / "bench" / "memory_peak.py")
+_spec = importlib.util.spec_from_file_location("memory_peak", ROOT / "benchmarks" / "memory_peak.py")
 peak = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(peak)
 

@@ -1,4 +1,4 @@
-"""The training pair of the smelt.torch tests and bench/torch_reference.py: a Baseline and the SMELT config
+"""The training pair of the smelt.torch tests and benchmarks/torch_reference.py: a Baseline and the SMELT config
 ``smelt.derive`` matches to it, both shrunk to tiny sizes (docs/reference-model.md, "Training").
 
 The Baseline is the README's examples/smelt-baseline-54b.json cut to 4 layers and 32 routed experts (top-8

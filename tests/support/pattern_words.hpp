@@ -1,7 +1,7 @@
 #pragma once
 // examples/tiny-moe.json with `n` copies of `"word",` ahead of its one attention pattern entry: a long list of good
 // ("full") or bad ("bad!") words for the native reader (tests/unit/util/readers_alloc_test.cpp counts what it
-// allocates, bench/readers_bench.cpp times it).
+// allocates, benchmarks/readers_bench.cpp times it).
 #include <string>
 
 #include "smelt/file_io.hpp"

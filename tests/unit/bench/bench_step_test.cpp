@@ -1,4 +1,4 @@
-// The measured training step (bench --step): its gradients against central
+// The measured training step (bench step): its gradients against central
 // differences of its own loss in float64, its FLOPs by hand, one AdamW update by
 // hand, and its refusals.
 #include <catch2/catch.hpp>

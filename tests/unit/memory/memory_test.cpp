@@ -3,7 +3,7 @@
 // 128), layers 2-4 MoE (8 experts of width 32, top-2, one shared expert of
 // 32), layers 2-3 looped twice: visits 1, 2, 3, 2, 3, 4), fp32, micro-batch 2
 // of 16 tokens: N = 32. The same totals were measured on the reference model
-// with saved_tensors_hooks and torch.optim.AdamW (bench/memory_probe.py).
+// with saved_tensors_hooks and torch.optim.AdamW (benchmarks/memory_probe.py).
 #include <catch2/catch.hpp>
 
 #include <string>

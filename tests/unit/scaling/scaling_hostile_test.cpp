@@ -33,7 +33,7 @@ Law epoch(double a, std::size_t samples, std::string label = "epoch") {
 
 TEST_CASE("scaling: the gain interval over 16,000 paired samples is the gain of each", "[scaling]") {
   // Copying both laws per sample made this O(n^2): about a minute at n = 16,000. Its speed is measured in
-  // bench/fit_bench.cpp (GainInterval), not asserted here; the CLI test bounds it with a generous timeout.
+  // benchmarks/fit_bench.cpp (GainInterval), not asserted here; the CLI test bounds it with a generous timeout.
   const Law ref = epoch(482.01, 16000), target = epoch(400, 16000);
   const auto interval = compute_gain_interval(target, ref, 1e22);
   // Every sample is its law: the interval is the gain 1 - (400 / 482.01)^(1 / 0.3478) = 0.41500...

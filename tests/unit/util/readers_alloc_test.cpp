@@ -1,7 +1,7 @@
 // What a reader allocates for a long list of bad words: past the cap of listed violations (kMaxViolations) a bad
 // word is counted, not written, so it allocates no more than a good word does. Counted with this program's own
 // global operator new (a program of its own: the rest of the suite keeps the standard one). The time it saves is
-// measured by bench/readers_bench.cpp.
+// measured by benchmarks/readers_bench.cpp.
 #include <atomic>
 #include <cstdlib>
 #include <new>

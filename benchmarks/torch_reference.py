@@ -9,7 +9,7 @@ Baseline's.
   --pair train    the training pair of tests/python/test_torch_train.py (4 layers, 32 -> 48 experts; default)
   --pair readme   examples/smelt-baseline-54b.json and its derived config (30 layers, 336 -> 488 experts)
 
-Usage: build/venv/bin/python bench/torch_reference.py [--pair train|readme] [--repeats 5] [--threads 1]
+Usage: build/venv/bin/python benchmarks/torch_reference.py [--pair train|readme] [--repeats 5] [--threads 1]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // Time of memory() for one config under one layout (target: under 5 us median,
 // docs/memory.md). Run from a Release build:
-//   ./build/release/bench/memory_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+//   ./build/release/benchmarks/memory_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include "smelt/config_io.hpp"

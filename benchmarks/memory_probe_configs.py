@@ -1,10 +1,10 @@
-"""Writes bench/data/memory-probe-configs.json: the configs bench/memory_probe.py measures.
+"""Writes benchmarks/data/memory-probe-configs.json: the configs benchmarks/memory_probe.py measures.
 
 Every example (native and Hugging Face) and the 54B pair's derived config, shrunk by ``smelt.torch.shrink``
 to a hidden size of at most 512 and a vocabulary of at most 8192 (every ratio the counts depend on kept), as
 native dicts, with the micro-batch and sequence length each is measured at. Needs the smelt package.
 
-Usage: python bench/memory_probe_configs.py [OUT]
+Usage: python benchmarks/memory_probe_configs.py [OUT]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ LONG = {"tiny-moe", "smelt-baseline-12l", "smelt-looped-12l", "smelt-baseline-54
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench" / "data" / "memory-probe-configs.json"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "benchmarks" / "data" / "memory-probe-configs.json"
     runs = []
     for name, path in RUNS:
         if path is None:  # the derived config of the 54B Baseline, default recipe and space

@@ -46,7 +46,7 @@ leaves out is under 200 bytes: the Python floats autograd keeps as 8-byte tensor
 1/sqrt(d)), the loss and its seed gradient. AdamW's step on the CPU (its single-tensor form) is far below: two
 temporaries of one parameter tensor at a time, when the activations are gone.
 
-Usage: python bench/memory_peak.py [--configs tests|probe] [--batch B] [--seq S] [--repeat 2] [--only A,B] [--out F]
+Usage: python benchmarks/memory_peak.py [--configs tests|probe] [--batch B] [--seq S] [--repeat 2] [--only A,B] [--out F]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 ROOT = Path(__file__).resolve().parent.parent
 
-_spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "bench" / "memory_probe.py")
+_spec = importlib.util.spec_from_file_location("memory_probe", ROOT / "benchmarks" / "memory_probe.py")
 _probe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_probe)
 
@@ -270,7 +270,7 @@ def configs(which: str, tests, batch: int | None, seq: int | None) -> list[tuple
     """(name, config, micro-batch, sequence): the test's cases at their shapes, or the probe's configs; an
     explicit --batch or --seq wins."""
     if which == "probe":
-        runs = json.load(open(ROOT / "bench" / "data" / "memory-probe-configs.json", encoding="utf-8"))
+        runs = json.load(open(ROOT / "benchmarks" / "data" / "memory-probe-configs.json", encoding="utf-8"))
         out = [(r["name"], r["config"], r["batch"], r["seq"]) for r in runs if "@" not in r["name"]]
     else:
         out = [(n, c, *tests.SHAPES.get(n, (tests.BATCH, tests.SEQ))) for n, c in tests.CASES]

@@ -2,17 +2,17 @@
 """smelt-match's time model against smelt-match's own measured training steps on this CPU (docs/time.md,
 "The measured step"). Measured, never asserted.
 
-1. Calibrate the CPU backend: `smelt-match bench --calibrate --out FILE` (GEMM rates over a grid of shapes,
+1. Calibrate the CPU backend: `smelt-match bench calibrate --out FILE` (GEMM rates over a grid of shapes,
    streaming bandwidth, call overhead; one core, OpenBLAS), or take FILE from --calibration.
-2. For each held-out config (bench/time_configs.py: 11 Baseline / looped-twin pairs, dense and MoE): measure
-   `smelt-match bench CONFIG --step --tokens B*S --context S --hardware FILE --json` (forward, cross-entropy,
+2. For each held-out config (benchmarks/time_configs.py: 11 Baseline / looped-twin pairs, dense and MoE): measure
+   `smelt-match bench step CONFIG --tokens B*S --context S --hardware FILE --json` (forward, cross-entropy,
    backward and AdamW at the config's widths, float32, the median of REPEATS steps after a warm-up), which
    prints the time model's prediction for the same step beside it.
 3. Print a Markdown table: each config's measured and predicted forward, training step and decode step per token
    (decode: one new token for each sequence against a cache of the sequence's tokens), the errors, each pair's
    measured and predicted looped/Baseline training-time ratio; then the median absolute errors.
 
-Usage: python3 bench/time_vs_step.py [--smelt-match build/release/cli/smelt-match] [--calibration FILE]
+Usage: python3 benchmarks/time_vs_step.py [--smelt-match build/release/cli/smelt-match] [--calibration FILE]
          [--repeats 5]
 """
 
@@ -38,7 +38,7 @@ def step(binary: str, cfg: dict, b: int, s: int, calibration: str, repeats: int)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(cfg, f)
     try:
-        return run_json([binary, "bench", f.name, "--step", "--tokens", str(b * s), "--context", str(s),
+        return run_json([binary, "bench", "step", f.name, "--tokens", str(b * s), "--context", str(s),
                          "--hardware", calibration, "--repetitions", str(repeats), "--json"])["results"][0]
     finally:
         os.unlink(f.name)
@@ -47,14 +47,14 @@ def step(binary: str, cfg: dict, b: int, s: int, calibration: str, repeats: int)
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--smelt-match", default=os.path.join(ROOT, "build", "release", "cli", "smelt-match"))
-    ap.add_argument("--calibration", help="a bench --calibrate file (default: calibrate now into build/)")
+    ap.add_argument("--calibration", help="a bench calibrate file (default: calibrate now into build/)")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
 
     calibration = args.calibration
     if not calibration:
         calibration = os.path.join(ROOT, "build", "cpu-calibration.json")
-        subprocess.run([args.smelt_match, "bench", "--calibrate", "--out", calibration], check=True)
+        subprocess.run([args.smelt_match, "bench", "calibrate", "--out", calibration], check=True)
     with open(calibration, encoding="utf-8") as f:
         cal = json.load(f)
 

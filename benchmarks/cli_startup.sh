@@ -4,7 +4,7 @@
 # for each binary given (e.g. a build with CUDA, one configured with
 # -DSMELT_WITH_CUDA=OFF, and an older build that still linked the CUDA
 # libraries). docs/bench.md quotes its output.
-# Usage: bench/cli_startup.sh [-n N] [-c CONFIG] BINARY...
+# Usage: benchmarks/cli_startup.sh [-n N] [-c CONFIG] BINARY...
 set -euo pipefail
 n=11
 config=examples/tiny-moe.json

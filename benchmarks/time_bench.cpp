@@ -1,6 +1,6 @@
 // Time of step_time() for one config under one layout on a shipped device
 // (target: under 50 us median, docs/time.md). Run from a Release build:
-//   ./build/release/bench/time_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   ./build/release/benchmarks/time_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include "smelt/config_io.hpp"

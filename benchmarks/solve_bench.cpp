@@ -3,7 +3,7 @@
 // 1 s; the slow Qwen3-235B-sized call under 1 s; memory and time matched beside
 // the three budgets, and a sweep with time matched, under 1 s. Counters: the
 // space size and the configs counted.
-//   ./build/release/bench/solve_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   ./build/release/benchmarks/solve_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -82,7 +82,7 @@ void solve_two_contexts(benchmark::State& state) { measure(state, baseline(), {}
 // so no geometry can be ruled out early), with fine alignments, over the
 // default attention domain (query heads free, as --free-heads asked before the
 // shape rules made it the default). The CLI's
-//   smelt-match derive bench/data/qwen3-235b-a22b.json --match flops,params
+//   smelt-match derive benchmarks/data/qwen3-235b-a22b.json --match flops,params
 //     --align-hidden 8 --align-experts 1 --align-head-dim 4
 void solve_qwen3_235b_fine(benchmark::State& state) {
   const smelt::ModelConfig b = smelt::read_config(SMELT_SOURCE_DIR "/bench/data/qwen3-235b-a22b.json");

@@ -4,7 +4,7 @@
 # `smelt-match bench --backend cpu`, each itself the median of its repetitions;
 # prints the median over the N runs of the layer's GFLOP/s, the dense GFLOP/s
 # and their ratio, and the median of the ratio taken run by run.
-# Usage: bench/cpu_gemm_rate.sh [BINARY] [CONFIG] [N] [TOKENS]
+# Usage: benchmarks/cpu_gemm_rate.sh [BINARY] [CONFIG] [N] [TOKENS]
 set -euo pipefail
 bin=${1:-build/release/cli/smelt-match}
 config=${2:-bench/data/cpu-moe-256.json}

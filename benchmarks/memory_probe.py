@@ -1,7 +1,7 @@
 """Measures what the reference model really holds in a training step (docs/memory.md, "Measuring").
 
-For each native config in a JSON list (``bench/data/memory-probe-configs.json``, made by
-``bench/memory_probe_configs.py``) and each dtype, on one device (``cuda`` or ``cpu``):
+For each native config in a JSON list (``benchmarks/data/memory-probe-configs.json``, made by
+``benchmarks/memory_probe_configs.py``) and each dtype, on one device (``cuda`` or ``cpu``):
 
 - ``saved``: the unique storages that ``torch.autograd.graph.saved_tensors_hooks`` sees during the forward
   of ``model.loss(tokens)``, in bytes, split by where they were saved (embedding, each layer visit's
@@ -16,7 +16,7 @@ For each native config in a JSON list (``bench/data/memory-probe-configs.json``,
 Nothing here needs smelt's native core: the configs are already native and shrunk, so the script runs
 wherever PyTorch does. The JSON goes to stdout or ``--out``.
 
-Usage: python bench/memory_probe.py [--device cuda] [--dtypes float32,bfloat16] [--seconds 120] [--out F]
+Usage: python benchmarks/memory_probe.py [--device cuda] [--dtypes float32,bfloat16] [--seconds 120] [--out F]
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def probe(cfg: dict, dtype: torch.dtype, device: torch.device, batch: int, seq: 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--configs", default=str(ROOT / "bench" / "data" / "memory-probe-configs.json"))
+    ap.add_argument("--configs", default=str(ROOT / "benchmarks" / "data" / "memory-probe-configs.json"))
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--dtypes", default="float32,bfloat16")
     ap.add_argument("--seconds", type=float, default=120.0, help="stop starting new runs after this long")

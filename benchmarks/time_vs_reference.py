@@ -18,7 +18,7 @@ With --gemm table (the default), the GEMM grid itself is the device's rate (a ca
 "calibration", read at each GEMM's shape linearly in log2 between the grid's points, docs/time.md "Calibration");
 with --gemm fit, the fitted peak and half size; the rest of the calibration is the same.
 
-Usage: build/venv/bin/python bench/time_vs_reference.py [--smelt-match build/release/cli/smelt-match]
+Usage: build/venv/bin/python benchmarks/time_vs_reference.py [--smelt-match build/release/cli/smelt-match]
          [--repeats 3] [--threads 2] [--spec-out build/cpu-hardware.json] [--gemm table|fit]
 """
 
@@ -125,7 +125,7 @@ def spec(peak: float, h: float, bw: float, attention: float, overhead: float) ->
         "attention_efficiency": min(1.0, attention),
         "memory_efficiency": 1.0,
         "calibrated": True,
-        "sources": ["bench/time_vs_reference.py: measured on this machine"],
+        "sources": ["benchmarks/time_vs_reference.py: measured on this machine"],
     }
 
 

@@ -1,5 +1,5 @@
 // Time to count one config (target: under 1 us median). Run from a Release
-// build: ./build/release/bench/count_bench --benchmark_repetitions=10
+// build: ./build/release/benchmarks/count_bench --benchmark_repetitions=10
 //        --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 

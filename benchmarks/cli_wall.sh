@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wall time of `smelt-match count` on one config, start-up included (target:
 # under 20 ms). Prints the median and the spread of N runs.
-# Usage: bench/cli_wall.sh [BINARY] [CONFIG] [N]
+# Usage: benchmarks/cli_wall.sh [BINARY] [CONFIG] [N]
 set -euo pipefail
 bin=${1:-build/release/cli/smelt-match}
 config=${2:-examples/hf/mixtral-8x7b.json}

@@ -1,4 +1,4 @@
-"""The configs the time model is measured on (bench/time_vs_reference.py, bench/time_vs_step.py): Baseline and
+"""The configs the time model is measured on (benchmarks/time_vs_reference.py, benchmarks/time_vs_step.py): Baseline and
 looped-twin pairs, dense and MoE, built from examples/tiny-moe.json at several widths, depths and sequence lengths.
 """
 
