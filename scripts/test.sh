@@ -113,9 +113,12 @@ if [ "$asan_built" = 1 ]; then
   run "asan tests" ctest --preset asan -j"$jobs"
 
   # The extension of the same sanitized tree, under the interpreter with libasan
-  # preloaded: the Python tests that need no torch (scripts/python-asan.sh).
+  # preloaded: the Python tests that need no torch (scripts/python-asan.sh), against
+  # the Release smelt-match the wheel installed (the sanitized one had its ctest above).
   phase "python asan tests" "build/asan"
-  run "python asan tests" bash scripts/python-asan.sh --build build/asan
+  cli=()
+  [ "$release_built" = 1 ] && cli=(--cli "$SMELT_VENV/bin/smelt-match")
+  run "python asan tests" bash scripts/python-asan.sh --build build/asan "${cli[@]}"
 else
   not_run+=("asan tests" "python asan tests")
 fi
