@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 
+#include "cpu/array_view.hpp"
 #include "cpu/attention_keys.hpp"
 #include "cpu/blas.hpp"
 
@@ -14,11 +15,6 @@ namespace attention_tiles {
 
 using i64 = std::int64_t;
 using Eigen::Index;
-// Names distinct from step_model.cpp's: the unity build compiles the two as one file.
-template <class T>
-using ScoreRow = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstScoreRow = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 Index eigen_index(i64 v) { return static_cast<Index>(v); }
 std::size_t tile_elements(i64 v) { return static_cast<std::size_t>(v); }
@@ -75,7 +71,7 @@ double TiledAttention<T>::forward(LayerAttention kind, const T* q, const T* k, c
                  tile_.data(), t.keys);
     for (i64 r = 0; r < t.rows; ++r) {
       const auto [lo, hi] = visible_keys(a_, kind, t, r);
-      ScoreRow<T> row(tile_.data() + r * t.keys, eigen_index(t.keys));
+      ArrayView<T> row(tile_.data() + r * t.keys, eigen_index(t.keys));
       auto seen = row.segment(eigen_index(lo), eigen_index(hi - lo + 1));
       seen *= a.scale;
       const T top = seen.maxCoeff();
@@ -109,10 +105,10 @@ double TiledAttention<T>::backward(LayerAttention kind, const T* q, const T* k, 
     detail::gemm(false, true, t.rows, t.keys, a.d, dout + at, a.qw, v + k_at, a.kvw, T(0), tile2_.data(), t.keys);
     for (i64 r = 0; r < t.rows; ++r) {
       const auto [lo, hi] = visible_keys(a_, kind, t, r);
-      ScoreRow<T> prob(tile_.data() + r * t.keys, eigen_index(t.keys)),
+      ArrayView<T> prob(tile_.data() + r * t.keys, eigen_index(t.keys)),
           dp(tile2_.data() + r * t.keys, eigen_index(t.keys));
-      const T delta = (ConstScoreRow<T>(dout + at + r * a.qw, eigen_index(a.d)) *
-                       ConstScoreRow<T>(o + at + r * a.qw, eigen_index(a.d)))
+      const T delta = (ConstArrayView<T>(dout + at + r * a.qw, eigen_index(a.d)) *
+                       ConstArrayView<T>(o + at + r * a.qw, eigen_index(a.d)))
                           .sum();
       auto seen = prob.segment(eigen_index(lo), eigen_index(hi - lo + 1));
       seen = (seen * a.scale - lse[(t.base + t.r0 + r) * a.heads + t.head]).exp();
@@ -142,7 +138,7 @@ double TiledAttention<T>::decode(LayerAttention kind, const T* q, const T* k, co
       const i64 q_at = b * a.qw + kv * a.group * a.d, k_at = (b * context_ + lo) * a.kvw + kv * a.d;
       detail::gemm(false, true, a.group, keys, a.d, q + q_at, a.d, cache_k + k_at, a.kvw, T(0), tile_.data(), keys);
       for (i64 r = 0; r < a.group; ++r) {
-        ScoreRow<T> row(tile_.data() + r * keys, eigen_index(keys));
+        ArrayView<T> row(tile_.data() + r * keys, eigen_index(keys));
         row *= a.scale;
         row = (row - row.maxCoeff()).exp();
         row /= row.sum();

@@ -5,15 +5,12 @@
 
 #include <Eigen/Dense>
 
+#include "cpu/array_view.hpp"
+
 namespace smelt::cpu {
 namespace {
 
-// Names distinct from step_model.cpp's: the unity build compiles the two as one file.
 using Elements = Eigen::Index;
-template <class T>
-using Span = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstSpan = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 constexpr double kRmsEps = 1e-6;
 constexpr double kGelu0 = 0.7978845608028654, kGelu1 = 0.044715;  // sqrt(2/pi), and tanh-GELU's cubic
@@ -26,49 +23,49 @@ Elements span_of(std::int64_t v) { return static_cast<Elements>(v); }
 
 template <class T>
 void rms_norm(const T* in, const T* weight, T* out, T* rstd, std::int64_t rows, std::int64_t width) {
-  const ConstSpan<T> gw(weight, span_of(width));
+  const ConstArrayView<T> gw(weight, span_of(width));
   for (std::int64_t t = 0; t < rows; ++t) {
-    const ConstSpan<T> xr(in + t * width, span_of(width));
+    const ConstArrayView<T> xr(in + t * width, span_of(width));
     const T r = T(1) / std::sqrt(xr.square().sum() / static_cast<T>(width) + static_cast<T>(kRmsEps));
     rstd[t] = r;
-    Span<T>(out + t * width, span_of(width)) = xr * r * gw;
+    ArrayView<T>(out + t * width, span_of(width)) = xr * r * gw;
   }
 }
 
 template <class T>
 void rms_norm_backward(const T* dy, const T* in, const T* rstd, const T* weight, T* dweight, T* dx, std::int64_t rows,
                        std::int64_t width) {
-  const ConstSpan<T> gw(weight, span_of(width));
-  Span<T> dg(dweight, span_of(width));
+  const ConstArrayView<T> gw(weight, span_of(width));
+  ArrayView<T> dg(dweight, span_of(width));
   for (std::int64_t t = 0; t < rows; ++t) {
-    const ConstSpan<T> xr(in + t * width, span_of(width)), dr(dy + t * width, span_of(width));
+    const ConstArrayView<T> xr(in + t * width, span_of(width)), dr(dy + t * width, span_of(width));
     const T r = rstd[t];
     const T coef = (dr * gw * xr).sum() * r * r * r / static_cast<T>(width);
     dg += dr * xr * r;
-    Span<T>(dx + t * width, span_of(width)) += r * gw * dr - coef * xr;
+    ArrayView<T>(dx + t * width, span_of(width)) += r * gw * dr - coef * xr;
   }
 }
 
 template <class T>
 void ffn_activation(bool gated, const T* g, const T* u, T* h, std::int64_t size) {
-  const ConstSpan<T> U(u, span_of(size));
+  const ConstArrayView<T> U(u, span_of(size));
   if (gated) {
-    const ConstSpan<T> G(g, span_of(size));
-    Span<T>(h, span_of(size)) = G / (T(1) + (-G).exp()) * U;
+    const ConstArrayView<T> G(g, span_of(size));
+    ArrayView<T>(h, span_of(size)) = G / (T(1) + (-G).exp()) * U;
   } else {
     const T k0 = static_cast<T>(kGelu0), k1 = static_cast<T>(kGelu1);
-    Span<T>(h, span_of(size)) = static_cast<T>(0.5) * U * (T(1) + (k0 * (U + k1 * U.cube())).tanh());
+    ArrayView<T>(h, span_of(size)) = static_cast<T>(0.5) * U * (T(1) + (k0 * (U + k1 * U.cube())).tanh());
   }
 }
 
 template <class T>
 void ffn_activation_backward(bool gated, const T* g, const T* u, T* dh, T* dg, T* scratch, std::int64_t size) {
-  Span<T> DH(dh, span_of(size)), aux(scratch, span_of(size));
-  const ConstSpan<T> U(u, span_of(size));
+  ArrayView<T> DH(dh, span_of(size)), aux(scratch, span_of(size));
+  const ConstArrayView<T> U(u, span_of(size));
   if (gated) {
-    const ConstSpan<T> G(g, span_of(size));
+    const ConstArrayView<T> G(g, span_of(size));
     aux = (T(1) + (-G).exp()).inverse();  // sigmoid(g)
-    Span<T>(dg, span_of(size)) = DH * U * aux * (T(1) + G * (T(1) - aux));
+    ArrayView<T>(dg, span_of(size)) = DH * U * aux * (T(1) + G * (T(1) - aux));
     DH = DH * G * aux;
   } else {
     const T k0 = static_cast<T>(kGelu0), k1 = static_cast<T>(kGelu1);
@@ -89,8 +86,8 @@ void adamw_update(T* params, T* m, T* v, const T* grads, std::int64_t size, std:
   constexpr std::int64_t kBlock = 4096;
   for (std::int64_t at = 0; at < size; at += kBlock) {
     const Elements len = span_of(std::min(kBlock, size - at));
-    Span<T> P(params + at, len), M(m + at, len), V(v + at, len);
-    const ConstSpan<T> G(grads + at, len);
+    ArrayView<T> P(params + at, len), M(m + at, len), V(v + at, len);
+    const ConstArrayView<T> G(grads + at, len);
     M = b1 * M + (T(1) - b1) * G;
     V = b2 * V + (T(1) - b2) * G.square();
     P = P * decay - rate * M / (V.sqrt() / root + eps);

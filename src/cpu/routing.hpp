@@ -19,7 +19,7 @@ struct TokenRoutes {
 // `scores` holds the router's logits [tokens x experts] and becomes its softmax (or sigmoid); top-k by score (the
 // lower index wins ties), or round-robin (token t gets experts (t k + j) mod E) when `balanced`, or the experts
 // `replay` gives (tokens x top_k, a routing recorded before). The one routing of the bench module: the reference
-// forward (reference.cpp) and the CPU training step (step_model.cpp) both route through it.
+// forward (reference.cpp) and the CPU training step (src/step/model.cpp) both route through it.
 template <class T>
 void route_tokens(T* scores, std::int64_t tokens, std::int64_t experts, std::int64_t top_k, bool softmax, bool balanced,
                   TokenRoutes<T>& out, const std::vector<std::int64_t>* replay = nullptr);

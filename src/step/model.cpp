@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 
+#include "cpu/array_view.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/pointwise.hpp"
@@ -23,10 +24,6 @@ namespace {
 
 using i64 = std::int64_t;
 using Eigen::Index;
-template <class T>
-using Arr = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstArr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 std::size_t u(i64 v) { return static_cast<std::size_t>(v); }
 Index ix(i64 v) { return static_cast<Index>(v); }
@@ -111,8 +108,8 @@ struct StepModel<T>::Impl {
   }
 
   // ---- elementwise, vectorised by Eigen's array expressions ---------------------------------------------------
-  static Arr<T> arr(T* v, i64 size) { return Arr<T>(v, ix(size)); }
-  static ConstArr<T> arr(const T* v, i64 size) { return ConstArr<T>(v, ix(size)); }
+  static ArrayView<T> arr(T* v, i64 size) { return ArrayView<T>(v, ix(size)); }
+  static ConstArrayView<T> arr(const T* v, i64 size) { return ConstArrayView<T>(v, ix(size)); }
 
   // ---- RMSNorm (cpu/pointwise.cpp) --------------------------------------------------------------------------
   void norm(const T* in, Slice weight, T* out, std::vector<T>& rstd) {
@@ -331,7 +328,7 @@ struct StepModel<T>::Impl {
     to_logits(tokens, [&](Saved& s, std::size_t) { attention(s); });
     double loss = 0;
     for (i64 t = 0; t < n; ++t) {
-      Arr<T> r = arr(probs.data() + t * vocab, vocab);
+      ArrayView<T> r = arr(probs.data() + t * vocab, vocab);
       r = (r - r.maxCoeff()).exp();
       r /= r.sum();
       loss -= std::log(static_cast<double>(r(ix(targets[u(t)]))));
