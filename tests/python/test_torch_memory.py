@@ -1,6 +1,7 @@
 """smelt.memory's smelt convention against what the reference model really keeps (docs/memory.md, "Proof").
 
-For every example (native and Hugging Face) and the 54B Baseline's derived config, shrunk, and for variants of
+For every example (native and Hugging Face) and the 54B Baseline's derived config, shrunk and cut to its leading
+dense layers and two periods of its layer pattern (torch_support.fewer_layers), and for variants of
 tiny-moe that switch on each feature the examples leave off, in float32 and bfloat16: the activation bytes
 smelt reports for each layer visit, the embedding, the final norm, the head, the loss and the MTP modules equal,
 to the byte, the unique storages ``torch.autograd.graph.saved_tensors_hooks`` sees during ``model.loss`` (the
@@ -22,6 +23,7 @@ import torch
 import smelt
 from smelt.torch import shrink
 from smelt.torch._model import ReferenceModel, _init
+from torch_support import fewer_layers
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
@@ -73,7 +75,7 @@ def _variants() -> list[tuple[str, dict]]:
     return out
 
 
-CASES = [(p.stem, _small(p)) for p in EXAMPLES] + _variants()
+CASES = [(p.stem, fewer_layers(_small(p))) for p in EXAMPLES] + _variants()
 
 
 def _visit_terms(rank: dict, schedule: list) -> list[dict[str, int]]:

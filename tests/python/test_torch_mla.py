@@ -46,7 +46,7 @@ def tiny_mla() -> dict:
 
 
 CASES = {
-    "deepseek-v3-mla": v3_mla,
+    "deepseek-v3-mla": lambda: v3_mla(5),  # 3 dense + 2 MoE layers: every kind of the 61
     "deepseek-v2-lite": lambda: st.shrink(example("hf/deepseek-v2-lite.json")),
     "no-query-latent": lambda: v3_mla(5, q_lora_rank=0),
     "switches": mla_switches,
