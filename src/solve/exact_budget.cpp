@@ -15,8 +15,6 @@ namespace smelt::detail {
 
 namespace {
 
-constexpr i128 kMaxI64 = std::numeric_limits<std::int64_t>::max();
-
 // count()'s budgets, read off its per-layer report: the reference the
 // specialised count below must equal, and the path that raises count()'s own
 // errors when a total leaves 64-bit integers.

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "smelt/config.hpp"
@@ -11,6 +12,9 @@
 #include "solve/fraction.hpp"
 
 namespace smelt::detail {
+
+// The largest int64, as the exact integers' type: a total above it falls back to count(), which names the overflow.
+inline constexpr i128 kMaxI64 = std::numeric_limits<std::int64_t>::max();
 
 // One config's budgets, per context: FLOPs over a whole sequence of T tokens
 // (per-token FLOPs x T, exact), the LM head's share of them, KV cache bytes for

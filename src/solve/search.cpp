@@ -13,8 +13,6 @@ namespace {
 
 using i64 = Search::i64;
 
-constexpr i128 kMaxI64 = std::numeric_limits<i64>::max();
-
 }  // namespace
 
 Search::Search(const detail::Plan& plan, const ExactBudgets& target, Gate gate)
