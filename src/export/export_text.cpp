@@ -5,7 +5,7 @@
 
 #include "smelt/error.hpp"
 
-namespace smelt::detail {
+namespace smelt::export_detail {
 
 void require_utf8_name(const ModelConfig& config) {
   try {
@@ -19,4 +19,4 @@ std::string ascii_literal(std::string_view text) {
   return nlohmann::json(std::string(text)).dump(-1, ' ', /*ensure_ascii=*/true);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::export_detail

@@ -12,7 +12,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::export_detail {
 
 // Throws config_error "name: must be UTF-8 text" (its bytes are not echoed).
 void require_utf8_name(const ModelConfig& config);
@@ -22,4 +22,4 @@ void require_utf8_name(const ModelConfig& config);
 // `text` must be UTF-8.
 std::string ascii_literal(std::string_view text);
 
-}  // namespace smelt::detail
+}  // namespace smelt::export_detail

@@ -26,8 +26,8 @@
 namespace smelt {
 namespace {
 
-using detail::HfFamily;
-using detail::HfJson;
+using export_detail::HfFamily;
+using export_detail::HfJson;
 using Json = nlohmann::ordered_json;
 
 constexpr std::array<std::string_view, 16> kDefaultOrder{
@@ -35,7 +35,7 @@ constexpr std::array<std::string_view, 16> kDefaultOrder{
     "dbrx",    "llama",     "qwen3",     "qwen2",       "mistral",     "ouro",    "huginn_raven", "nanbeige"};
 
 const HfFamily& find_family(std::string_view family) {
-  const auto& all = detail::hf_families();
+  const auto& all = export_detail::hf_families();
   const auto it = std::find_if(all.begin(), all.end(), [&](const HfFamily& f) { return f.model_type == family; });
   if (it == all.end())
     throw config_error(Violation("export_hf::family", fmt::format("\"{}\"", detail::excerpt(family)),
@@ -80,7 +80,7 @@ Json semantic(const ModelConfig& c) {
   j["attention"]["pattern"] = std::move(kinds);
   if (j.contains("moe")) {
     Json layers = Json::array();
-    const std::vector<bool> moe = detail::moe_layer_flags(c);
+    const std::vector<bool> moe = export_detail::moe_layer_flags(c);
     for (std::size_t i = 0; i < moe.size(); ++i)
       if (moe[i]) layers.push_back(i + 1);
     j["moe"]["layers"] = std::move(layers);
@@ -156,7 +156,7 @@ std::string export_executorch(const ModelConfig& config) {
 
 std::vector<std::string> hf_export_families() {
   std::vector<std::string> out;
-  for (const auto& f : detail::hf_families()) out.emplace_back(f.model_type);
+  for (const auto& f : export_detail::hf_families()) out.emplace_back(f.model_type);
   return out;
 }
 
@@ -169,7 +169,7 @@ std::string hf_family_of(std::string_view config_text, std::string_view source) 
 
 std::string default_hf_family(const ModelConfig& config) {
   validate(config);
-  detail::require_utf8_name(config);
+  export_detail::require_utf8_name(config);
   std::vector<Violation> reasons{
       Violation("no Hugging Face family expresses this config; the first field each family cannot express:")};
   for (const auto family : kDefaultOrder) {
@@ -183,7 +183,7 @@ std::string default_hf_family(const ModelConfig& config) {
 
 std::string export_hf(const ModelConfig& config, std::string_view family) {
   validate(config);
-  detail::require_utf8_name(config);
+  export_detail::require_utf8_name(config);
   const std::string chosen = family.empty() ? default_hf_family(config) : std::string(family);
   const HfFamily& f = find_family(chosen);
   const HfJson j = write(config, f);

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-namespace smelt::detail {
+namespace smelt::export_detail {
 namespace {
 
 using i64 = std::int64_t;
@@ -290,8 +290,8 @@ void write_nanbeige(const ModelConfig& c, HfJson& j) {
 // smelt's own class (python/smelt/hf): the native config, loops and all, and
 // transformers' names for a few of its fields (config/hf_smelt.cpp).
 void write_smelt(const ModelConfig& c, HfJson& j) {
-  for (const SmeltMirror& m : smelt_mirrors(c)) j[std::string(m.key)] = m.value;
-  j["smelt"] = config_json(c);
+  for (const detail::SmeltMirror& m : detail::smelt_mirrors(c)) j[std::string(m.key)] = m.value;
+  j["smelt"] = detail::config_json(c);
 }
 
 }  // namespace
@@ -320,4 +320,4 @@ const std::vector<HfFamily>& hf_families() {
   return families;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::export_detail

@@ -11,7 +11,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::export_detail {
 
 using HfJson = nlohmann::ordered_json;
 using HfWriter = void (*)(const ModelConfig&, HfJson&);
@@ -27,4 +27,4 @@ struct HfFamily {
 // Every family the import reads, sorted by model_type.
 const std::vector<HfFamily>& hf_families();
 
-}  // namespace smelt::detail
+}  // namespace smelt::export_detail

@@ -153,7 +153,7 @@ void moe(const ModelConfig& c, Writer& w, detail::Violations& bad) {
   w.add("--moe-ffn-hidden-size", m.expert_width);
   w.add("--moe-router-topk", m.top_k);
   std::vector<int> flags;
-  for (const bool is_moe : detail::moe_layer_flags(c)) flags.push_back(is_moe ? 1 : 0);
+  for (const bool is_moe : export_detail::moe_layer_flags(c)) flags.push_back(is_moe ? 1 : 0);
   w.add("--moe-layer-freq", layer_pattern(flags, true));
   w.add("--moe-router-score-function", std::string(to_string(m.router_score)));
   if (m.num_shared_experts > 0) {
@@ -187,10 +187,12 @@ std::string MegatronArguments::text() const {
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const auto& [flag, value] = arguments[i];
     if (!plain_flag(flag))
-      bad.add(fmt::format("MegatronArguments::arguments[{}].flag", i), detail::ascii_literal(detail::excerpt(flag)),
+      bad.add(fmt::format("MegatronArguments::arguments[{}].flag", i),
+              export_detail::ascii_literal(detail::excerpt(flag)),
               "must be -- and lower-case letters, digits and hyphens");
     if (!plain_value(value))
-      bad.add(fmt::format("MegatronArguments::arguments[{}].value", i), detail::ascii_literal(detail::excerpt(value)),
+      bad.add(fmt::format("MegatronArguments::arguments[{}].value", i),
+              export_detail::ascii_literal(detail::excerpt(value)),
               "must be letters, digits and , . - _ [ ] (a number, a word or a list)");
   }
   bad.throw_if_any();
@@ -257,11 +259,11 @@ void looped_family(const ModelConfig& c, Writer& w, detail::Violations& bad) {
 
 MegatronArguments export_megatron(const ModelConfig& c) {
   validate(c);
-  detail::require_utf8_name(c);
+  export_detail::require_utf8_name(c);
   Writer w;
   detail::Violations bad;
   w.comment(fmt::format("Megatron-LM arguments for {} (the physical model: {} stored layers)",
-                        detail::ascii_literal(c.name), c.num_layers));
+                        export_detail::ascii_literal(c.name), c.num_layers));
   for (const LoopConfig& l : c.loops) {
     if (!l.active()) continue;
     w.comment(

@@ -8,7 +8,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::export_detail {
 
 inline std::vector<bool> moe_layer_flags(const ModelConfig& c) {
   std::vector<bool> out(static_cast<std::size_t>(c.num_layers > 0 ? c.num_layers : 0), false);
@@ -22,4 +22,4 @@ inline std::vector<bool> moe_layer_flags(const ModelConfig& c) {
   return out;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::export_detail

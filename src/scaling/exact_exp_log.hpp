@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace smelt::detail {
+namespace smelt::scaling_detail {
 
 // The integer value n (|n| < 2^51) of a double that holds one, as the low bits of n + 1.5 x 2^52.
 [[gnu::always_inline]] inline std::uint64_t small_integer_bits(double n) {
@@ -72,4 +72,4 @@ namespace smelt::detail {
   return x == std::numeric_limits<double>::infinity() ? x : (x != x ? x : y);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::scaling_detail

@@ -28,7 +28,7 @@
 namespace smelt {
 namespace {
 
-using detail::LogRuns;
+using scaling_detail::LogRuns;
 
 // Convergence, relative to the loss scale. The objective is a sum of Huber
 // terms with delta = 1e-3: beyond delta each is delta (|r| - delta/2), so over
@@ -69,7 +69,7 @@ struct Scaled {
   double best = std::numeric_limits<double>::infinity();
   Eigen::VectorXd best_x;
   double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
-    const double f = detail::huber_objective(form, *data, delta, x.data(), grad.data()) / delta;
+    const double f = scaling_detail::huber_objective(form, *data, delta, x.data(), grad.data()) / delta;
     grad /= delta;
     if (f < best) best = f, best_x = x;
     return f;
@@ -220,7 +220,7 @@ void validate(const std::vector<Run>& runs, LawForm form, const FitOptions& o) {
   if (static_cast<double>(o.max_iterations) < row("max_iterations").lo)
     violations.add("FitOptions::max_iterations", fmt::format("{}", o.max_iterations),
                    fmt::format("must be at least {}", row("max_iterations").lo));
-  const std::size_t needed = detail::parameter_count(form) + 1;
+  const std::size_t needed = scaling_detail::parameter_count(form) + 1;
   if (runs.size() < needed)
     violations.add(fmt::format("{} runs: a {} law needs at least {}", runs.size(), to_string(form), needed));
   violations.throw_if_any();
@@ -230,7 +230,7 @@ void validate(const std::vector<Run>& runs, LawForm form, const FitOptions& o) {
 
 Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& options) {
   validate(runs, form, options);
-  const LogRuns data = detail::log_runs(runs, form);
+  const LogRuns data = scaling_detail::log_runs(runs, form);
   const double delta = options.huber_delta;
   const auto threads = static_cast<std::size_t>(options.threads);  // 0: one per hardware thread
 
@@ -249,10 +249,10 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
 
   Law law;
   law.form = form;
-  law.params = detail::to_params(form, fit.x);
+  law.params = scaling_detail::to_params(form, fit.x);
   check_finite(form, law.params, runs.size(), "the best fit");
   law.objective = fit.objective;
-  law.rmse_log_loss = detail::rmse_log_loss(form, data, fit.x.data());
+  law.rmse_log_loss = scaling_detail::rmse_log_loss(form, data, fit.x.data());
   law.runs = static_cast<std::int64_t>(runs.size());
   law.starts = static_cast<std::int64_t>(starts.size());
   law.converged_starts = static_cast<std::int64_t>(converged);
@@ -283,12 +283,12 @@ Law fit_law(const std::vector<Run>& runs, LawForm form, const FitOptions& option
     for (auto& sample : samples)
       for (auto& i : sample) i = draw(rng, runs.size());
     detail::parallel_for(samples.size(), threads, [&](std::size_t k) {
-      const LogRuns resample = detail::subset(data, samples[k]);
+      const LogRuns resample = scaling_detail::subset(data, samples[k]);
       std::vector<StartResult> refits;
       for (const auto& start : restarts)
         refits.push_back(minimise(form, resample, delta, start, options.max_iterations));
       const StartResult& refit = refits[best_of(refits)];  // finite: the first start is the full fit's optimum
-      law.bootstrap[first + k] = refit.x.empty() ? law.params : detail::to_params(form, refit.x);
+      law.bootstrap[first + k] = refit.x.empty() ? law.params : scaling_detail::to_params(form, refit.x);
     });
   }
   for (std::size_t k = 0; k < count; ++k)

@@ -24,7 +24,7 @@
 #define SMELT_OBJECTIVE_CLONES
 #endif
 
-namespace smelt::detail {
+namespace smelt::scaling_detail {
 namespace {
 
 // Indices into x of the first term's intercept and exponent, the sparsity
@@ -172,7 +172,7 @@ double rmse_log_loss(LawForm form, const LogRuns& data, const double* x) {
   return std::sqrt(evaluate(form, data, 1.0, x).squares / static_cast<double>(data.count()));
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::scaling_detail
 
 namespace smelt {
 

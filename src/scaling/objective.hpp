@@ -14,7 +14,7 @@
 
 #include "smelt/scaling_fit.hpp"
 
-namespace smelt::detail {
+namespace smelt::scaling_detail {
 
 // The runs as the objective reads them: logs, computed once.
 struct LogRuns {
@@ -39,4 +39,4 @@ double huber_objective(LawForm form, const LogRuns& data, double delta, const do
 // Root mean square of predicted minus observed log loss.
 double rmse_log_loss(LawForm form, const LogRuns& data, const double* x);
 
-}  // namespace smelt::detail
+}  // namespace smelt::scaling_detail

@@ -98,14 +98,14 @@ TEST_CASE("scaling: the analytic gradient matches central differences", "[scalin
   std::uniform_real_distribution<double> unit(-1, 1);
   for (const LawForm form : {LawForm::chinchilla, LawForm::smelt}) {
     const auto& truth = form == LawForm::chinchilla ? kChinchilla : kSmelt;
-    const auto data = detail::log_runs(synthetic(form, truth, 0.02), form);
-    const auto center = detail::from_params(form, truth);
+    const auto data = scaling_detail::log_runs(synthetic(form, truth, 0.02), form);
+    const auto center = scaling_detail::from_params(form, truth);
     for (const double delta : {1e-3, 0.02, 1.0}) {
       for (int trial = 0; trial < 4; ++trial) {
         std::vector<double> x = center;  // a random point around the truth
         for (double& xi : x) xi += 0.3 * unit(rng) * std::max(1.0, std::fabs(xi));
         std::vector<double> grad(x.size());
-        const double f = detail::huber_objective(form, data, delta, x.data(), grad.data());
+        const double f = scaling_detail::huber_objective(form, data, delta, x.data(), grad.data());
         double norm = 0;
         for (const double g : grad) norm = std::max(norm, std::fabs(g));
         for (std::size_t i = 0; i < x.size(); ++i) {
@@ -113,7 +113,7 @@ TEST_CASE("scaling: the analytic gradient matches central differences", "[scalin
           auto at = [&](double step) {
             std::vector<double> y = x;
             y[i] += step;
-            return detail::huber_objective(form, data, delta, y.data(), nullptr);
+            return scaling_detail::huber_objective(form, data, delta, y.data(), nullptr);
           };
           const double numeric = (at(h) - at(-h)) / (2 * h);
           INFO(fmt::format("{} delta {} trial {} x[{}]: f {} analytic {} numeric {}", to_string(form), delta, trial, i,
@@ -289,18 +289,20 @@ TEST_CASE("scaling: every bad run at once, and too few runs", "[scaling]") {
 // fitted frontier size printed 850920398 in one build and 850920397 in the other. The inputs are built from the
 // same exact functions (glibc's scalar ones pick an FMA variant by CPU).
 TEST_CASE("the Huber objective gives the same bits in every build and on every CPU", "[scaling]") {
-  detail::LogRuns data;
+  scaling_detail::LogRuns data;
   for (int i = 0; i < 37; ++i) {  // 37 runs: four whole blocks of 8 lanes and a tail of 5
     const double n = 1e7 * (1 + i % 11), t = 2e9 * (1 + i % 7);
-    data.size.push_back(detail::exact_log(n));
-    data.tokens.push_back(detail::exact_log(t));
-    const double loss = 1.7 + 400.0 * detail::exact_exp(-0.34 * detail::exact_log(n)) +
-                        410.0 * detail::exact_exp(-0.28 * detail::exact_log(t)) + 0.01 * ((i * 7919) % 13 - 6) / 6.0;
-    data.log_loss.push_back(detail::exact_log(loss));
+    data.size.push_back(scaling_detail::exact_log(n));
+    data.tokens.push_back(scaling_detail::exact_log(t));
+    const double loss = 1.7 + 400.0 * scaling_detail::exact_exp(-0.34 * scaling_detail::exact_log(n)) +
+                        410.0 * scaling_detail::exact_exp(-0.28 * scaling_detail::exact_log(t)) +
+                        0.01 * ((i * 7919) % 13 - 6) / 6.0;
+    data.log_loss.push_back(scaling_detail::exact_log(loss));
   }
-  const double x[5] = {detail::exact_log(1.69), detail::exact_log(406.4), detail::exact_log(410.7), 0.34, 0.28};
+  const double x[5] = {scaling_detail::exact_log(1.69), scaling_detail::exact_log(406.4),
+                       scaling_detail::exact_log(410.7), 0.34, 0.28};
   double grad[5];
-  const double value = detail::huber_objective(LawForm::chinchilla, data, 1e-3, x, grad);
+  const double value = scaling_detail::huber_objective(LawForm::chinchilla, data, 1e-3, x, grad);
   CHECK(fmt::format("{:a} | {:a} {:a} {:a} {:a} {:a}", value, grad[0], grad[1], grad[2], grad[3], grad[4]) ==
         "0x1.52bf746b3e21p-14 | 0x1.588b2496e5436p-7 0x1.db16a95d484f2p-8 0x1.4a0fca3d5fc8cp-8 "
         "-0x1.fcd822724ca76p-4 -0x1.c9aafb482ef18p-4");
@@ -326,17 +328,17 @@ TEST_CASE("exact exp and log are within an ulp of the C library's and keep its e
   std::int64_t worst_exp = 0, worst_log = 0;
   for (int i = 0; i < 100000; ++i) {
     const double a = wide(rng), b = std::exp(logs(rng));
-    worst_exp = std::max(worst_exp, ulps(detail::exact_exp(a), std::exp(a)));
-    worst_log = std::max(worst_log, ulps(detail::exact_log(b), std::log(b)));
+    worst_exp = std::max(worst_exp, ulps(scaling_detail::exact_exp(a), std::exp(a)));
+    worst_log = std::max(worst_log, ulps(scaling_detail::exact_log(b), std::log(b)));
   }
   CHECK(worst_exp <= 1);
   CHECK(worst_log <= 1);
-  CHECK(fmt::format("{:a} {:a}", detail::exact_exp(1.0), detail::exact_log(10.0)) ==
+  CHECK(fmt::format("{:a} {:a}", scaling_detail::exact_exp(1.0), scaling_detail::exact_log(10.0)) ==
         "0x1.5bf0a8b14576ap+1 0x1.26bb1bbb55516p+1");  // e and ln 10, the first 1 ulp above the nearest double
-  CHECK(detail::exact_exp(710.0) == std::numeric_limits<double>::infinity());
-  CHECK(detail::exact_exp(-746.0) == 0.0);
-  CHECK(detail::exact_exp(-745.0) == std::numeric_limits<double>::denorm_min());
-  CHECK(std::isnan(detail::exact_exp(std::nan(""))));
-  CHECK(detail::exact_log(1.0) == 0.0);
-  CHECK(detail::exact_log(std::numeric_limits<double>::infinity()) == std::numeric_limits<double>::infinity());
+  CHECK(scaling_detail::exact_exp(710.0) == std::numeric_limits<double>::infinity());
+  CHECK(scaling_detail::exact_exp(-746.0) == 0.0);
+  CHECK(scaling_detail::exact_exp(-745.0) == std::numeric_limits<double>::denorm_min());
+  CHECK(std::isnan(scaling_detail::exact_exp(std::nan(""))));
+  CHECK(scaling_detail::exact_log(1.0) == 0.0);
+  CHECK(scaling_detail::exact_log(std::numeric_limits<double>::infinity()) == std::numeric_limits<double>::infinity());
 }
