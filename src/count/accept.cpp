@@ -20,7 +20,7 @@
 
 namespace smelt {
 
-namespace detail {
+namespace count_detail {
 
 std::string overflow_message(const ModelConfig& c, const char* what) {
   return fmt::format(
@@ -32,16 +32,16 @@ std::string overflow_message(const ModelConfig& c, const char* what) {
 void check_counts_fit(const ModelConfig& c) {
   try {
     (void)count_unchecked(c, {});
-  } catch (const overflow& e) {
+  } catch (const detail::overflow& e) {
     throw overflow_error(overflow_message(c, e.quantity()));
   }
 }
 
-}  // namespace detail
+}  // namespace count_detail
 
 void validate(const ModelConfig& c) {
   detail::validate_fields(c);
-  detail::check_counts_fit(c);
+  count_detail::check_counts_fit(c);
 }
 
 CheckedConfig::CheckedConfig(ModelConfig config) : config_(std::move(config)) { validate(config_); }
@@ -50,13 +50,13 @@ CheckedConfig detail::checked_as_read(ModelConfig config) { return {std::move(co
 
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
   ModelConfig c = detail::read_native_config(text, source);
-  detail::check_counts_fit(c);
+  count_detail::check_counts_fit(c);
   return c;
 }
 
 ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
   ModelConfig c = detail::read_hf_config(text, source);
-  detail::check_counts_fit(c);
+  count_detail::check_counts_fit(c);
   return c;
 }
 
@@ -64,7 +64,7 @@ ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
 // checked as it is read, its count here.
 CheckedConfig parse_checked_config(std::string_view text, std::string_view source) {
   ModelConfig c = detail::config_from_json(detail::parse_json_text(text, source), source);
-  detail::check_counts_fit(c);
+  count_detail::check_counts_fit(c);
   return detail::checked_as_read(std::move(c));
 }
 
@@ -75,7 +75,7 @@ ModelConfig parse_config(std::string_view text, std::string_view source) {
 ConfigWithFamily parse_config_with_family(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
   ModelConfig c = detail::config_from_json(json, source);
-  detail::check_counts_fit(c);
+  count_detail::check_counts_fit(c);
   ConfigWithFamily out{detail::checked_as_read(std::move(c)), {}};
   // The reading has refused a model_type that is not a string.
   if (const auto type = json.find("model_type"); type != json.end() && type->is_string())

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace smelt::detail {
+namespace smelt::count_detail {
 
 std::vector<std::int64_t> layer_periods(const ModelConfig& c, std::int64_t n) {
   std::vector<std::int64_t> steps{1};
@@ -54,4 +54,4 @@ std::vector<IndexRun> arithmetic_runs(const std::vector<std::size_t>& group, std
   return runs;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::count_detail

@@ -9,7 +9,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::count_detail {
 
 // Positions first, first + step, ..., last (0-based) of one group.
 struct IndexRun {
@@ -33,4 +33,4 @@ std::vector<std::int64_t> layer_periods(const ModelConfig& config, std::int64_t 
 std::vector<IndexRun> arithmetic_runs(const std::vector<std::size_t>& group, std::size_t groups,
                                       const std::vector<std::int64_t>& steps);
 
-}  // namespace smelt::detail
+}  // namespace smelt::count_detail

@@ -39,7 +39,10 @@ FlopTerms FlopTerms::scaled(double k) const noexcept {
   return r;
 }
 
-namespace detail {
+namespace count_detail {
+
+using detail::add;
+using detail::mul;
 
 namespace {
 
@@ -222,7 +225,7 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
   return r;
 }
 
-}  // namespace detail
+}  // namespace count_detail
 
 CostReport count(const ModelConfig& c, const CountOptions& o) {
   detail::validate_fields(c);
@@ -230,9 +233,9 @@ CostReport count(const ModelConfig& c, const CountOptions& o) {
     throw config_error(
         fmt::format("context_length = {}: must be between 1 and {} tokens", o.context_length, detail::kMaxContext));
   try {
-    return detail::count_unchecked(c, o);
+    return count_detail::count_unchecked(c, o);
   } catch (const detail::overflow& e) {
-    throw overflow_error(detail::overflow_message(c, e.quantity()));
+    throw overflow_error(count_detail::overflow_message(c, e.quantity()));
   }
 }
 

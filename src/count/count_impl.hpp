@@ -8,7 +8,7 @@
 #include "smelt/count.hpp"
 #include "smelt/schedule.hpp"
 
-namespace smelt::detail {
+namespace smelt::count_detail {
 
 // Counts a config whose fields are in range; throws detail::overflow when a
 // total leaves 64-bit integers.
@@ -35,4 +35,4 @@ std::string overflow_message(const ModelConfig& config, const char* what);
 // validate_fields (config/validate_fields.hpp).
 void check_counts_fit(const ModelConfig& config);
 
-}  // namespace smelt::detail
+}  // namespace smelt::count_detail

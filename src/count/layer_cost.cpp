@@ -10,7 +10,10 @@
 #include "anatomy/layer_anatomy.hpp"
 #include "util/checked.hpp"
 
-namespace smelt::detail {
+namespace smelt::count_detail {
+
+using detail::add;
+using detail::mul;
 namespace {
 
 using i64 = std::int64_t;
@@ -123,4 +126,4 @@ LayerCost layer_cost(const ModelConfig& c, i64 layer, bool moe, LayerAttention k
   return out;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::count_detail

@@ -7,7 +7,7 @@
 #include "smelt/config.hpp"
 #include "smelt/count.hpp"
 
-namespace smelt::detail {
+namespace smelt::count_detail {
 
 // Tokens a query attends to, summed over the positions 1..T of one sequence
 // (itself included): T(T+1)/2 for full causal attention.
@@ -19,4 +19,4 @@ std::int64_t tokens_held(const AttentionConfig& a, LayerAttention kind, std::int
 LayerCost layer_cost(const ModelConfig& c, std::int64_t layer, bool moe, LayerAttention kind, std::int64_t context,
                      const CountOptions& options);
 
-}  // namespace smelt::detail
+}  // namespace smelt::count_detail

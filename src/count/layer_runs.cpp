@@ -38,7 +38,8 @@ std::vector<LayerRun> layer_runs(const ModelConfig& config, const CostReport& co
   }
 
   std::vector<LayerRun> runs;
-  for (const detail::IndexRun& r : detail::arithmetic_runs(group, firsts.size(), detail::layer_periods(config, n)))
+  for (const count_detail::IndexRun& r :
+       count_detail::arithmetic_runs(group, firsts.size(), count_detail::layer_periods(config, n)))
     runs.push_back({r.first + 1, r.last + 1, r.step, layers[at(r.first)]});
   return runs;
 }

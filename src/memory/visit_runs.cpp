@@ -33,7 +33,8 @@ struct Cutter {
     if (a > z || p > q) return;
     std::vector<std::size_t> group(static_cast<std::size_t>(z - a + 1));
     for (std::int64_t i = a; i <= z; ++i) group[static_cast<std::size_t>(i - a)] = kind_of(c, i);
-    for (const detail::IndexRun& r : detail::arithmetic_runs(group, kKinds, detail::layer_periods(c, z - a + 1))) {
+    for (const count_detail::IndexRun& r :
+         count_detail::arithmetic_runs(group, kKinds, count_detail::layer_periods(c, z - a + 1))) {
       StageVisitRun run;
       run.first = a + r.first;
       run.last = a + r.last;

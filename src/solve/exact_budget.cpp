@@ -26,7 +26,7 @@ ExactBudgets budgets_from_report(const ModelConfig& config, const std::vector<st
     for (const auto& l : r.layers)
       flops += static_cast<i128>(l.visits) * (static_cast<i128>(context) * l.matmul_flops_per_visit +
                                               static_cast<i128>(l.score_flops_per_pair) * l.attended_pairs);
-    flops += static_cast<i128>(context) * loop_extras(config).matmul_flops_per_token;
+    flops += static_cast<i128>(context) * count_detail::loop_extras(config).matmul_flops_per_token;
     out.flops_non_embedding.push_back(flops);
     out.lm_head.push_back(static_cast<i128>(context) * 2 * config.hidden_size * config.vocab_size);
     out.kv_bytes.push_back(r.kv.bytes_at_context);
@@ -73,13 +73,14 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
       if (std::any_of(c.loops.begin(), c.loops.end(),
                       [](const LoopConfig& l) { return l.kv_policy != KvPolicy::per_visit; }))
         return budgets_from_report(c, contexts);  // a span that caches less than a slot per visit
-      const LoopExtras extras = loop_extras(c);
+      const count_detail::LoopExtras extras = count_detail::loop_extras(c);
       i128 flops = static_cast<i128>(context) * extras.matmul_flops_per_token;
       i128 kv = 0;
       i128 params = final_norm + extras.params;
       for (const LayerKind& k : layers.kinds) {
         if (k.first_layer < 0) continue;
-        const LayerCost l = layer_cost(c, k.first_layer, k.moe, k.attention, context, {.context_length = context});
+        const LayerCost l =
+            count_detail::layer_cost(c, k.first_layer, k.moe, k.attention, context, {.context_length = context});
         flops += k.visits * (static_cast<i128>(context) * l.matmul_flops_per_visit +
                              static_cast<i128>(l.score_flops_per_pair) * l.attended_pairs);
         kv += k.visits * l.kv_elements_per_visit * l.kv_tokens_held * c.kv_cache_bytes;
@@ -91,7 +92,7 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
       i128 mtp = 0;
       if (c.mtp_modules > 0) {
         const std::int64_t last = c.num_layers - 1;
-        const LayerCost b = layer_cost(c, last, c.is_moe_layer(last), LayerAttention::full, context, {});
+        const LayerCost b = count_detail::layer_cost(c, last, c.is_moe_layer(last), LayerAttention::full, context, {});
         mtp = c.mtp_modules * (4 * h * h + 6 * h + b.params.total());
       }
       if (params + embedding > kMaxI64 || kv > kMaxI64 || mtp > kMaxI64) return budgets_from_report(c, contexts);
@@ -113,7 +114,8 @@ std::vector<i128> kv_bytes_per_element(const ModelConfig& config, const std::vec
   for (const std::int64_t context : contexts) {
     i128 per_element = 0;
     for (const LayerKind& k : layers.kinds)
-      if (k.first_layer >= 0) per_element += k.visits * tokens_held(config.attention, k.attention, context);
+      if (k.first_layer >= 0)
+        per_element += k.visits * count_detail::tokens_held(config.attention, k.attention, context);
     out.push_back(per_element * config.kv_cache_bytes);
   }
   return out;

@@ -152,7 +152,7 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
   dense[embedding] = ceil_div(vocab, l.tp);
   dense[lm_head] = c.tie_embeddings ? 0 : ceil_div(vocab, l.tp);  // one stage: a tied head is the embedding
   dense[norms] = add(dense[norms], c.norm == NormType::layernorm ? 2 * h : h, "parameters");
-  dense[loop_extras_term] = loop_extras(c).params;
+  dense[loop_extras_term] = count_detail::loop_extras(c).params;
   const i64 frozen = moe_layers_ > 0 ? mul(moe_layers_, sums_of(true).frozen_params, "parameters") : 0;
   const i64 norm_tensors = c.norm == NormType::layernorm ? 2 : 1;
   i64 tensors = 0;

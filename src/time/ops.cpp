@@ -100,7 +100,7 @@ struct Builder {
     core.kind = OpKind::attention;
     if (x.decode) {
       // One query per sequence against the keys it holds; the cache is read once.
-      const i64 held = detail::tokens_held(a, kind, x.context);
+      const i64 held = count_detail::tokens_held(a, kind, x.context);
       core.m = x.tokens, core.n = held;
       core.flops = dbl(x.tokens) * dbl(held) * dbl(score_per_pair);
       core.bytes =
@@ -108,7 +108,7 @@ struct Builder {
     } else {
       // Each of the micro-batch's sequences attends its pairs; cp ranks share them evenly.
       const i64 seq = l().seq;
-      const i64 pairs = detail::attended_pairs(x.c.attention, kind, seq);
+      const i64 pairs = count_detail::attended_pairs(x.c.attention, kind, seq);
       core.m = seq / l().cp, core.n = seq;
       core.flops = dbl(l().micro_batch) * dbl(pairs) * dbl(score_per_pair) / dbl(l().cp);
       // Fused (flash) attention: Q, K, V read once, the output written once.

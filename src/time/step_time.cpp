@@ -322,7 +322,7 @@ struct KindElements {
         terms[at[1]] += final_norm;  // "norms" merged into the layers' term
       else
         terms[n_terms++] = final_norm;
-      if (const i64 extras = detail::loop_extras(c).params; extras > 0) terms[n_terms++] = extras;
+      if (const i64 extras = count_detail::loop_extras(c).params; extras > 0) terms[n_terms++] = extras;
     }
     WeightElements out;
     for (std::size_t t = 0; t < n_terms; ++t) out.dense += dbl(terms[t] * ur.param_bytes) / dbl(ur.param_bytes);
@@ -349,7 +349,7 @@ std::optional<KindElements> kind_elements(const ModelConfig& c, const time_detai
     const std::size_t k = KindElements::key(c, i);
     if (!have[k]) {
       try {
-        out.params[k] = detail::layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), seq, {false, seq}).params;
+        out.params[k] = count_detail::layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), seq, {false, seq}).params;
       } catch (const detail::overflow&) {
         return std::nullopt;  // count() raises its own error
       }
