@@ -11,7 +11,9 @@
 #include "solve/knob_range.hpp"
 #include "util/mention.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = std::int64_t;
@@ -276,4 +278,4 @@ IndexSpan hidden_span(const ModelConfig& baseline, const SearchSpace& space, con
   return {static_cast<std::size_t>(first - hidden.begin()), static_cast<std::size_t>(end - hidden.begin())};
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -12,7 +12,9 @@
 #include "smelt/solve.hpp"
 #include "solve/fraction.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // An attention geometry: query heads, KV heads and head size, all a
 // candidate's KV cache depends on.
@@ -74,4 +76,4 @@ struct IndexSpan {
 IndexSpan hidden_span(const ModelConfig& baseline, const SearchSpace& space, const std::vector<std::int64_t>& hidden,
                       const Geometry& g);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -6,7 +6,9 @@
 
 #include "solve/fraction.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // Rightmost minimiser over first .. last of a convex sequence f (exact
 // fractions): the last k whose step from k - 1 does not increase it, found by
@@ -28,4 +30,4 @@ std::int64_t rightmost_minimiser(std::int64_t n, const F& f) {
   return rightmost_minimiser(0, n - 1, f);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -11,7 +11,9 @@
 #include "smelt/detail/bounds.hpp"
 #include "util/checked.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 namespace {
 
@@ -186,4 +188,4 @@ double to_percent(i128 candidate, i128 baseline) {
   return 100.0 * static_cast<double>(candidate - baseline) / static_cast<double>(baseline);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

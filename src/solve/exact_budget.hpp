@@ -11,7 +11,9 @@
 #include "smelt/solve.hpp"
 #include "solve/fraction.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // The largest int64, as the exact integers' type: a total above it falls back to count(), which names the overflow.
 inline constexpr i128 kMaxI64 = std::numeric_limits<std::int64_t>::max();
@@ -97,4 +99,4 @@ Fraction gap(i128 candidate, i128 target);
 
 double to_percent(i128 candidate, i128 baseline);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

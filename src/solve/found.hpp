@@ -8,7 +8,9 @@
 #include "solve/exact_budget.hpp"
 #include "solve/space.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 struct Found {
   Score score;
@@ -50,4 +52,4 @@ class TopCandidates {
 MatchResult build_result(const Plan& plan, const std::vector<Found>& found, const ExactBudgets& baseline,
                          std::int64_t evaluated);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -1,6 +1,6 @@
 #include "solve/fraction.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
 
 int compare(Fraction a, Fraction b) {
   // Where every term is below 2^63 the cross products fit 128 bits: compared
@@ -26,4 +26,4 @@ int compare(Fraction a, Fraction b) {
   }
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -3,7 +3,7 @@
 // (terms below 2^50) are compared as fractions, never as rounded floating point.
 #pragma once
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
 
 __extension__ typedef __int128 i128;  // FLOPs over a whole sequence can pass 2^63
 
@@ -17,4 +17,4 @@ struct Fraction {
 // integer parts, then the reciprocals of the remainders (a continued fraction).
 int compare(Fraction a, Fraction b);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

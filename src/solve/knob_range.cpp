@@ -4,7 +4,9 @@
 
 #include "util/mention.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 std::string range_text(const KnobRange& r) {
   return r.lo == r.hi ? fmt::format("{}", r.lo) : fmt::format("{}:{}", r.lo, r.hi);
@@ -39,4 +41,4 @@ std::int64_t check_knob(const std::string& field, const KnobRange& r, std::int64
   return n;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -9,7 +9,9 @@
 #include "smelt/detail/violations.hpp"
 #include "smelt/solve.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // "V" for a pinned range, "LO:HI" otherwise.
 std::string range_text(const KnobRange& r);
@@ -27,4 +29,4 @@ std::vector<std::int64_t> list_multiples(std::int64_t lo, std::int64_t hi, std::
 std::int64_t check_knob(const std::string& field, const KnobRange& r, std::int64_t max, std::int64_t align,
                         const std::string& align_field, Violations& errors);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -12,7 +12,9 @@
 #include "solve/time_budget.hpp"
 #include "time/step_time.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 bool memory_in_search(const MatchOptions& o) {
   return o.memory_limit.bytes > 0 || std::find(o.match.begin(), o.match.end(), Budget::memory) != o.match.end();
@@ -87,4 +89,4 @@ bool ep_divides(const MatchOptions& o, std::int64_t experts) {
   return experts == 0 || experts % o.memory_layout.ep == 0;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -13,7 +13,9 @@
 #include "solve/found.hpp"
 #include "solve/space.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // Whether the search itself needs memory: matched (Budget::memory) or limited.
 bool memory_in_search(const MatchOptions& options);
@@ -53,4 +55,4 @@ bool all_fit(const Plan& plan, const std::vector<Found>& found, const ExactBudge
 // Expert counts the layout's expert parallelism can split: those that ep divides.
 bool ep_divides(const MatchOptions& options, std::int64_t experts);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -16,7 +16,9 @@
 #include "smelt/schedule.hpp"
 #include "util/checked.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = std::int64_t;
@@ -240,4 +242,4 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
   return add(add(state, activations, "memory bytes"), transient, "memory bytes");
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -13,7 +13,9 @@
 #include "smelt/memory.hpp"
 #include "solve/exact_budget.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 class MemoryEvaluator {
  public:
@@ -49,4 +51,4 @@ class MemoryEvaluator {
   std::int64_t last_visit_ = 0;       // and its visit number (1-based) of its layer
 };
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -7,7 +7,9 @@
 
 #include "smelt/error.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = std::int64_t;
@@ -126,4 +128,4 @@ MatchResult with_relaxations(MatchResult result, const CheckedConfig& baseline, 
   return result;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

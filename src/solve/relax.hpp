@@ -8,7 +8,9 @@
 #include "smelt/error.hpp"
 #include "smelt/solve.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 using Solver = MatchResult (*)(const CheckedConfig&, const LoopRecipe&, const SearchSpace&, const MatchOptions&);
 
@@ -22,4 +24,4 @@ MatchResult with_relaxations(MatchResult result, const CheckedConfig& baseline, 
 // the layout cannot shard a candidate (memory_figure, time_figure).
 std::string joined(const config_error& e);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

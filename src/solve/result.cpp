@@ -10,7 +10,9 @@
 #include "solve/time_budget.hpp"
 #include "util/mention.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 bool TopCandidates::less(const Found& a, const Found& b) const {
   const int c = compare(a.score, b.score);
@@ -232,4 +234,4 @@ MatchResult build_result(const Plan& plan, const std::vector<Found>& found, cons
   return r;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -8,27 +8,29 @@
 #include "solve/convex.hpp"
 #include "solve/time_budget.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = Search::i64;
 
 }  // namespace
 
-Search::Search(const detail::Plan& plan, const ExactBudgets& target, Gate gate)
+Search::Search(const solve_detail::Plan& plan, const ExactBudgets& target, Gate gate)
     : plan_(plan),
       objective_(plan.options),
       goal_(objective_.components(target)),
       // One candidate config, its knobs set before each count: copying the
       // Baseline (names, lists) per count cost as much as counting it.
-      scratch_(detail::make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front(),
-                                      plan.widths.front())),
+      scratch_(solve_detail::make_candidate(plan, plan.hidden.front(), plan.experts.front(), plan.geometries.front(),
+                                            plan.widths.front())),
       top_(plan, static_cast<std::size_t>(plan.options.top)),
       memory_eval_(plan.options.memory_layout),
       time_eval_(plan.hardware ? &*plan.hardware : nullptr, plan.options),
       target_memory_(target.memory),
       target_time_(target.time),
-      time_ceiling_(detail::time_ceiling(plan.options, target.time)),
+      time_ceiling_(solve_detail::time_ceiling(plan.options, target.time)),
       gate_(gate),
       checked_(gate != Gate::none) {}
 
@@ -44,7 +46,7 @@ void Search::run(const ExactBudgets& target) {
 }
 
 std::vector<Search::Ranked> Search::rank(const ExactBudgets& target) {
-  const std::vector<i128> per_element = detail::kv_bytes_per_element(scratch_, plan_.contexts, plan_.kinds);
+  const std::vector<i128> per_element = solve_detail::kv_bytes_per_element(scratch_, plan_.contexts, plan_.kinds);
   const auto& a = plan_.baseline.attention;
   std::vector<Ranked> ranked;
   ranked.reserve(plan_.geometries.size());
@@ -60,7 +62,7 @@ std::vector<Search::Ranked> Search::rank(const ExactBudgets& target) {
     ranked.push_back({objective_.kv_score(kv, target), g});
   }
   std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Ranked& x, const Ranked& y) { return detail::compare(x.kv, y.kv) < 0; });
+                   [](const Ranked& x, const Ranked& y) { return solve_detail::compare(x.kv, y.kv) < 0; });
   return ranked;
 }
 
@@ -69,7 +71,7 @@ void Search::visit(const Geometry& g, i64 w) {
   seed_k_.reset();
   prev_seed_k_.reset();
   slopes_.clear();
-  const detail::IndexSpan span = detail::hidden_span(plan_, g);
+  const solve_detail::IndexSpan span = solve_detail::hidden_span(plan_, g);
   std::size_t ih = span.lo;
   // The binary search's probes that did not fall short lie where the visit
   // passes: their counts at the largest E are reused there, so that no
@@ -134,24 +136,27 @@ bool Search::lines_beyond_threshold(const Components& c0, const Components& c1) 
     Fraction worst{0, 1};
     for (std::size_t i = 0; i < c0.size(); ++i)
       if (!non_affine(i))
-        if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
+        if (const Fraction f = solve_detail::gap(c0[i] + k * step[i], goal_[i]); solve_detail::compare(f, worst) > 0)
+          worst = f;
     return worst;
   };
-  return detail::compare(line_max(rightmost_minimiser(n, line_max)), top_.threshold()) > 0;
+  return solve_detail::compare(line_max(rightmost_minimiser(n, line_max)), top_.threshold()) > 0;
 }
 
 bool Search::short_of(const Components& at_largest_e) const {
   const Fraction& theta = top_.threshold();
   for (std::size_t i = 0; i < goal_.size(); ++i)
-    if (at_largest_e[i] < goal_[i] && detail::compare(detail::gap(at_largest_e[i], goal_[i]), theta) > 0) return true;
+    if (at_largest_e[i] < goal_[i] && solve_detail::compare(solve_detail::gap(at_largest_e[i], goal_[i]), theta) > 0)
+      return true;
   return false;
 }
 
 bool Search::over(const Components& at_smallest_e) const {
   const Fraction& theta = top_.threshold();
   for (std::size_t i = 0; i < goal_.size(); ++i)
-    if (at_smallest_e[i] > goal_[i] && detail::compare(detail::gap(at_smallest_e[i], goal_[i]), theta) > 0) return true;
+    if (at_smallest_e[i] > goal_[i] && solve_detail::compare(solve_detail::gap(at_smallest_e[i], goal_[i]), theta) > 0)
+      return true;
   return false;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -20,7 +20,9 @@
 #include "solve/space.hpp"
 #include "solve/time_budget.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 class Search {
  public:
@@ -53,8 +55,8 @@ class Search {
   // sizes are a prefix and a suffix of the ascending list.
   void visit(const Geometry& g, i64 w);
 
-  bool done(const Fraction& kv) const { return top_.full() && detail::compare(kv, top_.threshold()) > 0; }
-  const std::vector<detail::Found>& sorted() const { return top_.sorted(); }
+  bool done(const Fraction& kv) const { return top_.full() && solve_detail::compare(kv, top_.threshold()) > 0; }
+  const std::vector<solve_detail::Found>& sorted() const { return top_.sorted(); }
   i64 evaluated() const { return evaluated_; }
   i64 dropped() const { return dropped_; }
   i64 dropped_for_time() const { return dropped_for_time_; }
@@ -79,13 +81,13 @@ class Search {
   // A candidate's memory and time, each counted once per visit of its (g, w): the search, the limits and the
   // closest fitting expert count ask for the same candidates again.
   struct Figures {
-    std::optional<detail::MemoryFigure> memory;
+    std::optional<solve_detail::MemoryFigure> memory;
     std::optional<std::optional<i128>> time;
   };
   Figures& figures(i64 h, i64 e, const Geometry& g, i64 w) {
     return figures_[{h, e, g.heads, g.kv_heads, g.head_dim, w}];
   }
-  const detail::MemoryFigure& memory_of(i64 h, i64 e, const Geometry& g, i64 w);
+  const solve_detail::MemoryFigure& memory_of(i64 h, i64 e, const Geometry& g, i64 w);
   std::optional<i128> time_of(i64 h, i64 e, const Geometry& g, i64 w);
 
   Components components(i64 h, i64 e, const Geometry& g, i64 w);
@@ -108,7 +110,7 @@ class Search {
   // Returns whether even the fewest experts exceed a limit: memory and time do
   // not fall as H rises either, so then no wider H of this (g, w) fits.
   template <class ScoreAt>
-  bool offer(detail::Found f, i64 best_k, ScoreAt score_at);
+  bool offer(solve_detail::Found f, i64 best_k, ScoreAt score_at);
 
   bool short_of(const Components& at_largest_e) const;
   bool over(const Components& at_smallest_e) const;
@@ -143,9 +145,9 @@ class Search {
   // time already; where they do not, the ends are counted only if the search
   // asks for them.
   // Returns the best candidate, scored, and its expert index; `seen` holds every index it counted.
-  std::pair<detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
-                                               const Components& c1, Ends ends, const std::vector<i128>& step,
-                                               const std::vector<bool>& line, std::map<i64, Components>& seen);
+  std::pair<solve_detail::Found, i64> best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
+                                                     const Components& c1, Ends ends, const std::vector<i128>& step,
+                                                     const std::vector<bool>& line, std::map<i64, Components>& seen);
 
   // After a search over E: where its best lies and each component's slope there (between the best and the
   // counted index next to it), for the next hidden size of the visit to start from (count_point()).
@@ -162,11 +164,11 @@ class Search {
   i64 count_point(i64 a, i64 b, const std::map<i64, Components>& seen, const std::vector<bool>& line,
                   const LineMax& line_max) const;
 
-  const detail::Plan& plan_;
-  const detail::Objective objective_;
+  const solve_detail::Plan& plan_;
+  const solve_detail::Objective objective_;
   const Components goal_;
   ModelConfig scratch_;
-  detail::TopCandidates top_;
+  solve_detail::TopCandidates top_;
   MemoryEvaluator memory_eval_;  // memory without the report, where it can be sure
   TimeEvaluator time_eval_;      // time with the shape of the step found once
   i128 target_memory_;
@@ -190,4 +192,4 @@ class Search {
   std::vector<std::pair<i128, i64>> slopes_;
 };
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -5,7 +5,9 @@
 #include "solve/memory_budget.hpp"
 #include "solve/time_budget.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = Search::i64;
@@ -14,8 +16,8 @@ using i64 = Search::i64;
 
 Search::Components Search::counted(i64 h, i64 e, const Geometry& g, i64 w) {
   ++evaluated_;
-  detail::set_knobs(plan_, h, e, g, w, scratch_);
-  detail::ExactBudgets b = detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
+  solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
+  solve_detail::ExactBudgets b = solve_detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
   b.memory = target_memory_;
   b.time = target_time_;
   return objective_.components(b);
@@ -23,7 +25,7 @@ Search::Components Search::counted(i64 h, i64 e, const Geometry& g, i64 w) {
 
 void Search::complete(Components& c, i64 h, i64 e, const Geometry& g, i64 w) {
   if (!objective_.memory && !objective_.time) return;
-  detail::set_knobs(plan_, h, e, g, w, scratch_);
+  solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
   // A candidate the layout cannot shard is never offered (fits()); its memory component is the target's,
   // so that it prunes nothing (docs/solver.md section 5, "Memory per GPU").
   std::size_t i = c.size() - (objective_.memory ? 1U : 0U) - (objective_.time ? 1U : 0U);
@@ -31,15 +33,15 @@ void Search::complete(Components& c, i64 h, i64 e, const Geometry& g, i64 w) {
   if (objective_.time) c[i] = time_of(h, e, g, w).value_or(target_time_);
 }
 
-const detail::MemoryFigure& Search::memory_of(i64 h, i64 e, const Geometry& g, i64 w) {
+const solve_detail::MemoryFigure& Search::memory_of(i64 h, i64 e, const Geometry& g, i64 w) {
   Figures& f = figures(h, e, g, w);
   if (!f.memory) {
-    detail::set_knobs(plan_, h, e, g, w, scratch_);
+    solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
     // The full report only where the cheap count cannot be sure (MemoryEvaluator::bytes()).
     if (const std::optional<i64> bytes = memory_eval_.bytes(scratch_))
       f.memory = MemoryFigure{bytes, {}};
     else
-      f.memory = detail::memory_figure(scratch_, plan_.options.memory_layout);
+      f.memory = solve_detail::memory_figure(scratch_, plan_.options.memory_layout);
   }
   return *f.memory;
 }
@@ -47,7 +49,7 @@ const detail::MemoryFigure& Search::memory_of(i64 h, i64 e, const Geometry& g, i
 std::optional<i128> Search::time_of(i64 h, i64 e, const Geometry& g, i64 w) {
   Figures& f = figures(h, e, g, w);
   if (!f.time) {
-    detail::set_knobs(plan_, h, e, g, w, scratch_);
+    solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
     f.time = time_eval_.attoseconds(scratch_);
   }
   return *f.time;
@@ -60,20 +62,20 @@ Search::Components Search::components(i64 h, i64 e, const Geometry& g, i64 w) {
 }
 
 bool Search::fits(i64 h, i64 e, const Geometry& g, i64 w) {
-  detail::set_knobs(plan_, h, e, g, w, scratch_);
+  solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
   over_limit_ = over_time_ = false;
   last_bytes_.reset();
-  if (gate_ == Gate::shards) return detail::shardable(scratch_, plan_.options.memory_layout);
+  if (gate_ == Gate::shards) return solve_detail::shardable(scratch_, plan_.options.memory_layout);
   const MatchOptions& o = plan_.options;
   if (o.memory_limit.bytes > 0 || objective_.memory) {
-    const detail::MemoryFigure& m = memory_of(h, e, g, w);
+    const solve_detail::MemoryFigure& m = memory_of(h, e, g, w);
     last_bytes_ = m.bytes;
     over_limit_ = m.bytes && o.memory_limit.bytes > 0 && *m.bytes > o.memory_limit.bytes;
-    if (!detail::fits(m, o)) {
+    if (!solve_detail::fits(m, o)) {
       if (m.bytes && (!smallest_dropped_ || *m.bytes < *smallest_dropped_)) smallest_dropped_ = m.bytes;
       return false;
     }
-  } else if (!detail::shardable(scratch_, o.memory_layout)) {
+  } else if (!solve_detail::shardable(scratch_, o.memory_layout)) {
     return false;
   }
   if (o.time_limit > 0) {
@@ -89,4 +91,4 @@ bool Search::fits(i64 h, i64 e, const Geometry& g, i64 w) {
   return true;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -9,7 +9,9 @@
 
 #include "solve/convex.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = Search::i64;
@@ -17,7 +19,7 @@ using i64 = Search::i64;
 }  // namespace
 
 template <class ScoreAt>
-bool Search::offer(detail::Found f, i64 best_k, ScoreAt score_at) {
+bool Search::offer(solve_detail::Found f, i64 best_k, ScoreAt score_at) {
   if (!checked_) {
     top_.offer(f);
     return false;
@@ -103,17 +105,18 @@ bool Search::offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0,
     Fraction worst{0, 1};
     for (std::size_t i = 0; i < c0.size(); ++i)
       if (step[i] != 0)
-        if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
+        if (const Fraction f = solve_detail::gap(c0[i] + k * step[i], goal_[i]); solve_detail::compare(f, worst) > 0)
+          worst = f;
     return worst;
   };
   const i64 lo = rightmost_minimiser(n, moving_max);
   // A convex sequence of maxima of non-constant |affine| terms is minimal
   // at one k or at two neighbours; between two, the full score decides.
-  detail::Score best = objective_.score(at(lo), goal_);
+  solve_detail::Score best = objective_.score(at(lo), goal_);
   i64 best_k = lo;
-  if (lo > 0 && detail::compare(moving_max(lo - 1), moving_max(lo)) == 0) {
-    detail::Score left = objective_.score(at(lo - 1), goal_);
-    if (detail::compare(left, best) < 0) best = std::move(left), best_k = lo - 1;
+  if (lo > 0 && solve_detail::compare(moving_max(lo - 1), moving_max(lo)) == 0) {
+    solve_detail::Score left = objective_.score(at(lo - 1), goal_);
+    if (solve_detail::compare(left, best) < 0) best = std::move(left), best_k = lo - 1;
   }
   return offer({std::move(best), h, plan_.experts[static_cast<std::size_t>(best_k)], g, w}, best_k,
                [&](i64 k) { return objective_.score(at(k), goal_); });
@@ -129,15 +132,17 @@ Search::Components Search::complete_at(i64 h, const Geometry& g, i64 w, i64 j, c
   return c;
 }
 
-std::pair<detail::Found, i64> Search::best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
-                                                     const Components& c1, Ends ends, const std::vector<i128>& step,
-                                                     const std::vector<bool>& line, std::map<i64, Components>& seen) {
+std::pair<solve_detail::Found, i64> Search::best_counted_e(i64 h, const Geometry& g, i64 w, const Components& c0,
+                                                           const Components& c1, Ends ends,
+                                                           const std::vector<i128>& step, const std::vector<bool>& line,
+                                                           std::map<i64, Components>& seen) {
   const i64 n = static_cast<i64>(plan_.experts.size());
   const auto line_max = [&](i64 k) {
     Fraction worst{0, 1};
     for (std::size_t i = 0; i < goal_.size(); ++i)
       if (line[i] && step[i] != 0)
-        if (const Fraction f = detail::gap(c0[i] + k * step[i], goal_[i]); detail::compare(f, worst) > 0) worst = f;
+        if (const Fraction f = solve_detail::gap(c0[i] + k * step[i], goal_[i]); solve_detail::compare(f, worst) > 0)
+          worst = f;
     return worst;
   };
   const i64 line_best = rightmost_minimiser(n, line_max);
@@ -145,12 +150,12 @@ std::pair<detail::Found, i64> Search::best_counted_e(i64 h, const Geometry& g, i
   Fraction fixed{0, 1};
   for (std::size_t i = 0; i < goal_.size(); ++i)
     if (line[i] && step[i] == 0)
-      if (const Fraction f = detail::gap(c0[i], goal_[i]); detail::compare(f, fixed) > 0) fixed = f;
-  const auto less = [](const Fraction& x, const Fraction& y) { return detail::compare(x, y) < 0; };
+      if (const Fraction f = solve_detail::gap(c0[i], goal_[i]); solve_detail::compare(f, fixed) > 0) fixed = f;
+  const auto less = [](const Fraction& x, const Fraction& y) { return solve_detail::compare(x, y) < 0; };
   seen.clear();
   if (ends.first) seen.emplace(0, c0);
   if (ends.last) seen.emplace(n - 1, c1);
-  detail::TopCandidates best(plan_, 1);
+  solve_detail::TopCandidates best(plan_, 1);
   const auto offer_k = [&](i64 k, const Components& c) {
     best.offer({objective_.score(c, goal_), h, plan_.experts[static_cast<std::size_t>(k)], g, w});
   };
@@ -166,27 +171,27 @@ std::pair<detail::Found, i64> Search::best_counted_e(i64 h, const Geometry& g, i
         Fraction bound = line_max(std::clamp(line_best, ka + 1, kb - 1));
         for (std::size_t i = 0; i < goal_.size(); ++i) {
           if (line[i]) continue;
-          const Fraction f = a != seen.end() && goal_[i] < a->second[i]   ? detail::gap(a->second[i], goal_[i])
-                             : b != seen.end() && goal_[i] > b->second[i] ? detail::gap(b->second[i], goal_[i])
+          const Fraction f = a != seen.end() && goal_[i] < a->second[i]   ? solve_detail::gap(a->second[i], goal_[i])
+                             : b != seen.end() && goal_[i] > b->second[i] ? solve_detail::gap(b->second[i], goal_[i])
                                                                           : Fraction{0, 1};
-          if (detail::compare(f, bound) > 0) bound = f;
+          if (solve_detail::compare(f, bound) > 0) bound = f;
         }
-        if (!lowest || detail::compare(bound, *lowest) < 0) lowest = bound, gap_a = ka, gap_b = kb;
+        if (!lowest || solve_detail::compare(bound, *lowest) < 0) lowest = bound, gap_a = ka, gap_b = kb;
       }
       if (b == seen.end()) break;
       a = b;
     }
     if (!lowest) break;
-    if (!best.sorted().empty() && detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
+    if (!best.sorted().empty() && solve_detail::compare(*lowest, best.sorted().front().score.front()) > 0) break;
     // Nor where no candidate left can enter the top list: then the best counted is this (H, g, w)'s best or
     // cannot enter either, as the best cannot.
-    if (top_.full() && detail::compare(std::max(*lowest, fixed, less), top_.threshold()) > 0) break;
+    if (top_.full() && solve_detail::compare(std::max(*lowest, fixed, less), top_.threshold()) > 0) break;
     const i64 next = count_point(gap_a, gap_b, seen, line, line_max);
     const Components c = complete_at(h, g, w, next, c0, c1);
     offer_k(next, c);
     seen.emplace(next, c);
   }
-  const detail::Found& found = best.sorted().front();
+  const solve_detail::Found& found = best.sorted().front();
   const auto k = std::lower_bound(plan_.experts.begin(), plan_.experts.end(), found.experts) - plan_.experts.begin();
   remember_slopes(static_cast<i64>(k), seen, line);
   return {found, static_cast<i64>(k)};
@@ -239,11 +244,11 @@ i64 Search::count_point(i64 a, i64 b, const std::map<i64, Components>& seen, con
       const i128 chord = va[i] * span + (vb[i] - va[i]) * (k - a);
       const i128 target = goal_[i] * span;
       const Fraction f{chord > target ? chord - target : target - chord, goal_[i] > 0 ? target : span};
-      if (detail::compare(f, worst) > 0) worst = f;
+      if (solve_detail::compare(f, worst) > 0) worst = f;
     }
     return worst;
   };
   return rightmost_minimiser(a + 1, b - 1, estimate);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -34,31 +34,31 @@ MatchResult solve(const ModelConfig& baseline, const LoopRecipe& recipe, const S
 
 MatchResult solve(const CheckedConfig& baseline, const LoopRecipe& recipe, const SearchSpace& space,
                   const MatchOptions& options) {
-  const detail::Plan plan = detail::make_plan(baseline, recipe, space, options);
-  const detail::ExactBudgets target = detail::search_target(baseline, plan);
+  const solve_detail::Plan plan = solve_detail::make_plan(baseline, recipe, space, options);
+  const solve_detail::ExactBudgets target = solve_detail::search_target(baseline, plan);
   // Under limits alone (memory, time), the search over what the layout shards first: when every candidate it
   // keeps fits, they are the best that fit too, and the limits were checked for them alone (docs/solver.md
   // section 5, "Memory per GPU").
-  using detail::Search;
+  using solve_detail::Search;
   using Gate = Search::Gate;
-  const detail::Objective objective(plan.options);
+  const solve_detail::Objective objective(plan.options);
   const bool limited = plan.options.memory_limit.bytes > 0 || plan.options.time_limit > 0;
   std::optional<Search> search(
       std::in_place, plan, target,
       objective.memory ? Gate::limits : (limited || objective.time ? Gate::shards : Gate::none));
   search->run(target);
-  if (limited && !objective.memory && !detail::all_fit(plan, search->sorted(), target)) {
+  if (limited && !objective.memory && !solve_detail::all_fit(plan, search->sorted(), target)) {
     search.emplace(plan, target, Gate::limits);
     search->run(target);
   }
   if (search->sorted().empty())
-    detail::throw_none_fits(plan, search->smallest_dropped(), search->fastest_dropped(), target);
-  MatchResult result = detail::build_result(plan, search->sorted(), target, search->evaluated());
+    solve_detail::throw_none_fits(plan, search->smallest_dropped(), search->fastest_dropped(), target);
+  MatchResult result = solve_detail::build_result(plan, search->sorted(), target, search->evaluated());
   result.dropped_for_memory = search->dropped();
   result.dropped_for_time = search->dropped_for_time();
-  return detail::with_relaxations(std::move(result), baseline, recipe, space, options,
-                                  [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,
-                                     const MatchOptions& o) { return solve(b, r, s, o); });
+  return solve_detail::with_relaxations(std::move(result), baseline, recipe, space, options,
+                                        [](const CheckedConfig& b, const LoopRecipe& r, const SearchSpace& s,
+                                           const MatchOptions& o) { return solve(b, r, s, o); });
 }
 
 }  // namespace smelt

@@ -20,7 +20,9 @@
 #include "util/mention.hpp"
 #include "util/option_bounds.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = std::int64_t;
@@ -321,7 +323,7 @@ bool tie_break_less(const Plan& plan, i64 h1, i64 e1, const Geometry& g1, i64 w1
   return key(h1, e1, g1, w1) < key(h2, e2, g2, w2);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail
 
 namespace smelt {
 

@@ -11,7 +11,9 @@
 #include "solve/attention_space.hpp"
 #include "solve/exact_budget.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 struct Plan {
   ModelConfig baseline;
@@ -60,4 +62,4 @@ void set_knobs(const Plan& plan, std::int64_t hidden, std::int64_t experts, cons
 bool tie_break_less(const Plan& plan, std::int64_t h1, std::int64_t e1, const Geometry& g1, std::int64_t w1,
                     std::int64_t h2, std::int64_t e2, const Geometry& g2, std::int64_t w2);
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

@@ -12,7 +12,9 @@
 #include "solve/relax.hpp"
 #include "time/step_time.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 bool time_in_search(const MatchOptions& o) {
   return o.time_limit > 0 || std::find(o.match.begin(), o.match.end(), Budget::time) != o.match.end();
@@ -69,7 +71,7 @@ std::optional<i128> TimeEvaluator::attoseconds(const ModelConfig& config) {
   } catch (const config_error&) {
     return std::nullopt;
   }
-  return detail::attoseconds(seconds);
+  return solve_detail::attoseconds(seconds);
 }
 
 // NaN and infinity compare false with everything, and their cast to an integer is undefined: once, every NaN time
@@ -89,4 +91,4 @@ i128 time_ceiling(const MatchOptions& o, i128 baseline) {
   return static_cast<i128>(std::min(ceiling, 1e38));
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

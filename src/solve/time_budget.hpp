@@ -13,7 +13,9 @@
 #include "solve/fraction.hpp"
 #include "time/step_time.hpp"
 
-namespace smelt::detail {
+namespace smelt::solve_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // Whether the search itself needs time: matched (Budget::time) or limited.
 bool time_in_search(const MatchOptions& options);
@@ -56,4 +58,4 @@ class TimeEvaluator {
   std::optional<time_detail::TrainingShape> shape_;
 };
 
-}  // namespace smelt::detail
+}  // namespace smelt::solve_detail

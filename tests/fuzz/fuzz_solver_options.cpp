@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const cli::SolverSetup s = options.setup();
-    const detail::Plan plan = detail::make_plan(CheckedConfig(baseline), s.recipe, s.space, s.options);
+    const solve_detail::Plan plan = solve_detail::make_plan(CheckedConfig(baseline), s.recipe, s.space, s.options);
     if (plan.space_size() <= 4096) (void)solve(baseline, s.recipe, s.space, s.options);
   } catch (const smelt::error&) {
   }

@@ -70,24 +70,24 @@ TEST_CASE("KV geometry as a product: the paper's 200M E8 cell reaches +0.78% KV"
 TEST_CASE("each geometry pairs with the hidden sizes its width ratio allows", "[solve][attention]") {
   const ModelConfig b = test::tiny_moe();  // H 64, 4 x 16 queries: ratio 1
   const SearchSpace s{.hidden = KnobRange{16, 128}, .align_hidden = 16};
-  const detail::Plan plan = detail::make_plan(CheckedConfig(b), {}, s, {});
+  const solve_detail::Plan plan = solve_detail::make_plan(CheckedConfig(b), {}, s, {});
   // Width 4 x 32 = 128 pairs with H in [128 / 2, 128 / 0.5] = [64, 256]:
   // 64, 80, 96, 112, 128 of the listed 16..128 (indices 3 to 7).
-  const detail::IndexSpan span = detail::hidden_span(plan, {4, 2, 32});
+  const solve_detail::IndexSpan span = solve_detail::hidden_span(plan, {4, 2, 32});
   CHECK(plan.hidden[span.lo] == 64);
   CHECK(span.hi == plan.hidden.size());
   CHECK(span.hi - span.lo == 5);
   // Width 1 x 32 = 32: H in [16, 64]: 16, 32, 48, 64.
-  const detail::IndexSpan narrow = detail::hidden_span(plan, {1, 1, 32});
+  const solve_detail::IndexSpan narrow = solve_detail::hidden_span(plan, {1, 1, 32});
   CHECK(narrow.lo == 0);
   CHECK(plan.hidden[narrow.hi - 1] == 64);
   // An exact bound: 0.7 is 7/10, so width 7 x 128 = 896 fits H 1280 at a ratio of exactly 0.7
   // (the double 0.7 times 1280 is 895.99999999999994).
-  const detail::WidthRule rule = detail::width_rule(b, {.attention_ratio = {0.7, 0.7}});
-  const detail::HiddenBounds at_896 = detail::hidden_bounds(rule, 896);
+  const solve_detail::WidthRule rule = solve_detail::width_rule(b, {.attention_ratio = {0.7, 0.7}});
+  const solve_detail::HiddenBounds at_896 = solve_detail::hidden_bounds(rule, 896);
   CHECK(at_896.lo == 1280);
   CHECK(at_896.hi == 1280);
-  const detail::HiddenBounds at_895 = detail::hidden_bounds(rule, 895);
+  const solve_detail::HiddenBounds at_895 = solve_detail::hidden_bounds(rule, 895);
   CHECK(at_895.lo > at_895.hi);
 }
 
@@ -96,7 +96,7 @@ TEST_CASE("the default width range and head_dim cap widen to hold the Baseline's
   ModelConfig b = test::tiny_moe();
   b.attention.head_dim = 512;
   b.loops = {};
-  const detail::WidthRule rule = detail::width_rule(b, {});
+  const solve_detail::WidthRule rule = solve_detail::width_rule(b, {});
   CHECK(rule.lo.num * 2 == rule.lo.den);  // 0.5
   CHECK(rule.hi.num == 4 * 512);          // 2048 / 64 = 32
   CHECK(rule.hi.den == 64);
@@ -105,7 +105,7 @@ TEST_CASE("the default width range and head_dim cap widen to hold the Baseline's
   CHECK(r.candidates.front().max_abs_mismatch_pct == 0);
   CHECK(r.candidates.front().knobs.head_dim == 512);
   // A range the caller set is kept as given: [0.5, 2] leaves 4 x 512 out.
-  const detail::WidthRule asked = detail::width_rule(b, {.attention_ratio = {0.5, 1.5}});
+  const solve_detail::WidthRule asked = solve_detail::width_rule(b, {.attention_ratio = {0.5, 1.5}});
   CHECK(asked.hi.num * 2 == asked.hi.den * 3);
 }
 

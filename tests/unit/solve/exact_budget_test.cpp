@@ -15,8 +15,8 @@ namespace {
 void require_same(const ModelConfig& c, const std::vector<std::int64_t>& contexts) {
   const LoopConfig loop = c.loops.empty() ? LoopConfig{} : c.loops.front();
   INFO(c.name << ", " << contexts.size() << " contexts, loop " << loop.first << "-" << loop.last << " x" << loop.count);
-  const detail::ExactBudgets fast = detail::exact_budgets(c, contexts);
-  const detail::ExactBudgets ref = detail::exact_budgets_reference(c, contexts);
+  const solve_detail::ExactBudgets fast = solve_detail::exact_budgets(c, contexts);
+  const solve_detail::ExactBudgets ref = solve_detail::exact_budgets_reference(c, contexts);
   REQUIRE(fast.params_non_embedding == ref.params_non_embedding);
   REQUIRE(fast.flops_non_embedding == ref.flops_non_embedding);
   REQUIRE(fast.lm_head == ref.lm_head);
@@ -80,23 +80,25 @@ TEST_CASE("per-kind budgets raise count()'s error where a total overflows") {
     }
     return "no error";
   };
-  const std::string expected = message(
-      [](const ModelConfig& m, const std::vector<std::int64_t>& t) { return detail::exact_budgets_reference(m, t); });
+  const std::string expected = message([](const ModelConfig& m, const std::vector<std::int64_t>& t) {
+    return solve_detail::exact_budgets_reference(m, t);
+  });
   CHECK_THAT(expected, Catch::Contains("overflows 64-bit integers"));
-  CHECK(message([](const ModelConfig& m, const std::vector<std::int64_t>& t) { return detail::exact_budgets(m, t); }) ==
-        expected);
+  CHECK(message([](const ModelConfig& m, const std::vector<std::int64_t>& t) {
+          return solve_detail::exact_budgets(m, t);
+        }) == expected);
 }
 
 TEST_CASE("fractions compare exactly below 2^63 (cross products) and above (continued fractions)") {
-  using detail::Fraction;
-  using detail::i128;
-  CHECK(detail::compare(Fraction{1, 3}, Fraction{2, 6}) == 0);
-  CHECK(detail::compare(Fraction{1, 3}, Fraction{1, 2}) == -1);
+  using solve_detail::Fraction;
+  using solve_detail::i128;
+  CHECK(solve_detail::compare(Fraction{1, 3}, Fraction{2, 6}) == 0);
+  CHECK(solve_detail::compare(Fraction{1, 3}, Fraction{1, 2}) == -1);
   // (2^63 + 1) / 2^64 against 1/2: above by 1/2^64, where the cross products would
   // need 2^127 and more.
   const i128 big = i128{1} << 64;
-  CHECK(detail::compare(Fraction{big / 2 + 1, big}, Fraction{1, 2}) == 1);
-  CHECK(detail::compare(Fraction{big / 2, big}, Fraction{1, 2}) == 0);
+  CHECK(solve_detail::compare(Fraction{big / 2 + 1, big}, Fraction{1, 2}) == 1);
+  CHECK(solve_detail::compare(Fraction{big / 2, big}, Fraction{1, 2}) == 0);
   const i128 small = (i128{1} << 63) - 1;  // the largest both paths see: 1/(2^63 - 1) < 1/(2^63 - 2)
-  CHECK(detail::compare(Fraction{1, small}, Fraction{1, small - 1}) == -1);
+  CHECK(solve_detail::compare(Fraction{1, small}, Fraction{1, small - 1}) == -1);
 }

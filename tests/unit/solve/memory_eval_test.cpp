@@ -36,7 +36,7 @@ TEST_CASE("memory counted by kind equals memory()'s total, or leaves it to the r
     } catch (const config_error&) {
     }
     // A fresh evaluator (prepared by this config) and one prepared by another candidate of the same shape.
-    detail::MemoryEvaluator fresh(l);
+    solve_detail::MemoryEvaluator fresh(l);
     const std::optional<i64> fast = fresh.bytes(c);
     INFO("draw " << draw);
     if (fast) {
@@ -49,7 +49,7 @@ TEST_CASE("memory counted by kind equals memory()'s total, or leaves it to the r
     ModelConfig other = c;
     other.hidden_size += 32;
     if (c.is_moe()) other.moe.num_experts = 24;
-    detail::MemoryEvaluator shared(l);
+    solve_detail::MemoryEvaluator shared(l);
     (void)shared.bytes(other);
     if (const std::optional<i64> again = shared.bytes(c)) REQUIRE(again == full);
   }
@@ -65,7 +65,7 @@ TEST_CASE("memory counted by kind: docs/memory.md's tiny-moe example to the byte
   // 456, activations 1,282,324, the backward's transient 255,740.
   const CheckedConfig c = test::tiny();
   const MemoryLayout l = test::small();
-  detail::MemoryEvaluator e(l);
+  solve_detail::MemoryEvaluator e(l);
   const std::optional<i64> fast = e.bytes(c);
   REQUIRE(fast.has_value());
   CHECK(*fast == 7454168);

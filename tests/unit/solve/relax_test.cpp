@@ -153,7 +153,7 @@ TEST_CASE("a relaxation whose space is refused is listed last with its reasons",
   o.relaxations = false;
   const MatchResult missed = solve(b, {}, {}, o);
   o.relaxations = true;
-  const MatchResult r = detail::with_relaxations(missed, CheckedConfig(b), {}, {}, o, refusing_solver);
+  const MatchResult r = solve_detail::with_relaxations(missed, CheckedConfig(b), {}, {}, o, refusing_solver);
   REQUIRE(r.relaxations.size() >= 2);
   const Relaxation& last = r.relaxations.back();
   CHECK(changes_of(last) == "SearchSpace::align_hidden = 32");

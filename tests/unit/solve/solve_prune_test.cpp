@@ -147,8 +147,9 @@ TEST_CASE("the KV cache per cached element, times a geometry's elements, is the 
   // section 10).
   const ModelConfig big = read_config(SMELT_SOURCE_DIR "/examples/smelt-baseline-54b.json");
   const std::vector<i64> t{4096};
-  CHECK(detail::kv_bytes_per_element(big, t, detail::layer_kinds(big)) == std::vector<detail::i128>{245'760});
-  CHECK(detail::exact_budgets(big, t).kv_bytes == std::vector<detail::i128>{283'115'520});
+  CHECK(solve_detail::kv_bytes_per_element(big, t, solve_detail::layer_kinds(big)) ==
+        std::vector<solve_detail::i128>{245'760});
+  CHECK(solve_detail::exact_budgets(big, t).kv_bytes == std::vector<solve_detail::i128>{283'115'520});
   // Sliding, chunked and looped layers hold fewer tokens or count more visits:
   // 7 layers (sliding 5, full, chunked 3, ...), layers 2-3 looped twice, at T = 8.
   // Visits: layers 1..7 = 1, 2, 2, 1, 1, 1, 1; kinds sliding (1, 4, 7), full
@@ -160,8 +161,9 @@ TEST_CASE("the KV cache per cached element, times a geometry's elements, is the 
   c.attention.chunk = 3;
   c.attention.pattern = {LayerAttention::sliding, LayerAttention::full, LayerAttention::chunked};
   const std::vector<i64> eight{8};
-  CHECK(detail::kv_bytes_per_element(c, eight, detail::layer_kinds(c)) == std::vector<detail::i128>{96});
-  CHECK(detail::exact_budgets(c, eight).kv_bytes == std::vector<detail::i128>{96 * 2 * 2 * 16});
+  CHECK(solve_detail::kv_bytes_per_element(c, eight, solve_detail::layer_kinds(c)) ==
+        std::vector<solve_detail::i128>{96});
+  CHECK(solve_detail::exact_budgets(c, eight).kv_bytes == std::vector<solve_detail::i128>{96 * 2 * 2 * 16});
 }
 
 TEST_CASE("with the expert width searched, the visit limit counts (geometry, width, hidden size) triples", "[solve]") {

@@ -29,9 +29,9 @@ double pct(double candidate, double baseline) { return 100.0 * (candidate - base
 }  // namespace
 
 TEST_CASE("exact fractions compare without rounding or overflow", "[solve]") {
-  using detail::compare;
-  using detail::Fraction;
-  using detail::i128;
+  using solve_detail::compare;
+  using solve_detail::Fraction;
+  using solve_detail::i128;
   CHECK(compare(Fraction{1, 3}, Fraction{34, 100}) < 0);
   CHECK(compare(Fraction{2, 4}, Fraction{1, 2}) == 0);
   CHECK(compare(Fraction{7, 2}, Fraction{3, 1}) > 0);
@@ -269,13 +269,13 @@ TEST_CASE("the time options are checked whether or not time is predicted", "[sol
 TEST_CASE("a time that is not a finite number is an error, never a match", "[solve][errors]") {
   // NaN and infinity compare false with everything. Cast to attoseconds they became one arbitrary integer, so a
   // candidate whose time was NaN matched a Baseline whose time was NaN: "0.000% within the 1% tolerance".
-  CHECK_THROWS_AS(detail::attoseconds(std::nan("")), overflow_error);
-  CHECK_THROWS_AS(detail::attoseconds(HUGE_VAL), overflow_error);
-  CHECK_THROWS_AS(detail::attoseconds(-1.0), overflow_error);
-  CHECK_THROWS_WITH(detail::attoseconds(std::nan("")),
+  CHECK_THROWS_AS(solve_detail::attoseconds(std::nan("")), overflow_error);
+  CHECK_THROWS_AS(solve_detail::attoseconds(HUGE_VAL), overflow_error);
+  CHECK_THROWS_AS(solve_detail::attoseconds(-1.0), overflow_error);
+  CHECK_THROWS_WITH(solve_detail::attoseconds(std::nan("")),
                     "training seconds per token = nan: must be a positive number below 1e+20 to compare in "
                     "attoseconds");
-  CHECK(detail::attoseconds(1e-6) == 1'000'000'000'000);
+  CHECK(solve_detail::attoseconds(1e-6) == 1'000'000'000'000);
   // A spec built in code is not checked as a file is: its infinite time is an error, not a layout the candidate
   // cannot shard (which would leave the candidate the Baseline's time: a perfect match).
   HardwareSpec hw = hardware_spec("h100");
@@ -283,12 +283,12 @@ TEST_CASE("a time that is not a finite number is an error, never a match", "[sol
   MatchOptions o;
   o.match = {Budget::time};
   o.hardware = "h100";
-  CHECK_THROWS_AS(detail::training_attoseconds(example("tiny-moe.json"), hw, o), overflow_error);
-  CHECK_THROWS_AS(detail::time_figure(example("tiny-moe.json"), hw, o), overflow_error);
+  CHECK_THROWS_AS(solve_detail::training_attoseconds(example("tiny-moe.json"), hw, o), overflow_error);
+  CHECK_THROWS_AS(solve_detail::time_figure(example("tiny-moe.json"), hw, o), overflow_error);
   // The time limit's ceiling stays an integer however large the Baseline's time.
   o.time_limit = 1e6;
-  const detail::i128 huge = detail::attoseconds(9e19);
-  CHECK(detail::time_ceiling(o, huge) > huge);
+  const solve_detail::i128 huge = solve_detail::attoseconds(9e19);
+  CHECK(solve_detail::time_ceiling(o, huge) > huge);
 }
 
 TEST_CASE("each config is counted at most once: the configs counted never exceed the space", "[solve]") {

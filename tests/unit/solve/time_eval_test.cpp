@@ -26,14 +26,14 @@ TEST_CASE("time with the step's shape found once equals the full path's", "[solv
       continue;
     }
     INFO("draw " << draw);
-    const std::optional<detail::i128> full = detail::training_attoseconds(c, hw, o);
+    const std::optional<solve_detail::i128> full = solve_detail::training_attoseconds(c, hw, o);
     ModelConfig other = c;
     other.hidden_size += 32;
     if (c.is_moe()) other.moe.num_experts = 24;
-    detail::TimeEvaluator shared(&hw, o);
+    solve_detail::TimeEvaluator shared(&hw, o);
     (void)shared.attoseconds(other);
     REQUIRE(shared.attoseconds(c) == full);
-    detail::TimeEvaluator fresh(&hw, o);
+    solve_detail::TimeEvaluator fresh(&hw, o);
     REQUIRE(fresh.attoseconds(c) == full);
     ++(full ? compared : none);
   }
