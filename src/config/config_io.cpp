@@ -26,8 +26,8 @@ ConfigFormat format_of(const nlohmann::json& json, std::string_view source) {
 
 ModelConfig hf_config_from_json(const nlohmann::json& json, std::string_view source) {
   if (!json.is_object()) throw config_error(fmt::format("{}: top level must be a JSON object", source));
-  ModelConfig c = detail::import_hf(json, source);
-  detail::validate_fields(c);
+  ModelConfig c = config_detail::import_hf(json, source);
+  config_detail::validate_fields(c);
   return c;
 }
 
@@ -37,13 +37,13 @@ ConfigFormat detect_format(std::string_view text, std::string_view source) {
   return format_of(detail::parse_json_text(text, source), source);
 }
 
-ModelConfig detail::config_from_json(const nlohmann::json& json, std::string_view source) {
+ModelConfig config_detail::config_from_json(const nlohmann::json& json, std::string_view source) {
   switch (format_of(json, source)) {
     case ConfigFormat::native:
       return native_config_from_json(json, source);
     case ConfigFormat::executorch: {
-      ModelConfig c = detail::import_executorch(json, source);
-      detail::validate_fields(c);
+      ModelConfig c = config_detail::import_executorch(json, source);
+      config_detail::validate_fields(c);
       return c;
     }
     case ConfigFormat::huggingface:
@@ -52,10 +52,10 @@ ModelConfig detail::config_from_json(const nlohmann::json& json, std::string_vie
   return hf_config_from_json(json, source);
 }
 
-ModelConfig detail::read_hf_config(std::string_view text, std::string_view source) {
-  return hf_config_from_json(parse_json_text(text, source), source);
+ModelConfig config_detail::read_hf_config(std::string_view text, std::string_view source) {
+  return hf_config_from_json(detail::parse_json_text(text, source), source);
 }
 
-std::vector<std::string> supported_hf_model_types() { return detail::hf_model_types(); }
+std::vector<std::string> supported_hf_model_types() { return config_detail::hf_model_types(); }
 
 }  // namespace smelt

@@ -8,9 +8,9 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
 
 std::optional<LayerAttention> find_layer_attention(std::string_view s);
 std::optional<LoraTarget> find_lora_target(std::string_view s);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

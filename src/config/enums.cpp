@@ -57,9 +57,11 @@ Injection parse_injection(std::string_view s, std::string_view f) { return parse
 LoraTarget parse_lora_target(std::string_view s, std::string_view f) { return parse_of(kLoraTarget, s, f); }
 KvPolicy parse_kv_policy(std::string_view s, std::string_view f) { return parse_of(kKvPolicy, s, f); }
 
-std::optional<LayerAttention> detail::find_layer_attention(std::string_view s) {
+std::optional<LayerAttention> config_detail::find_layer_attention(std::string_view s) {
   return detail::find_of(kLayerAttention, s);
 }
-std::optional<LoraTarget> detail::find_lora_target(std::string_view s) { return detail::find_of(kLoraTarget, s); }
+std::optional<LoraTarget> config_detail::find_lora_target(std::string_view s) {
+  return detail::find_of(kLoraTarget, s);
+}
 
 }  // namespace smelt

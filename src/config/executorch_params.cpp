@@ -17,7 +17,9 @@
 #include "smelt/detail/violations.hpp"
 #include "util/json_reader.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = std::int64_t;
@@ -136,4 +138,4 @@ nlohmann::ordered_json executorch_params(const ModelConfig& c) {
   return j;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

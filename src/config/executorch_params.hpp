@@ -9,7 +9,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
 
 // Reads the keys every violation of which is collected and reported at once
 // (config_error); the fields are then checked by the caller (validate_fields).
@@ -19,4 +19,4 @@ ModelConfig import_executorch(const nlohmann::json& json, std::string_view sourc
 // found by reading the result back (export_executorch in export/).
 nlohmann::ordered_json executorch_params(const ModelConfig& config);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -28,7 +28,9 @@
 #include "smelt/error.hpp"
 #include "util/json_reader.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 namespace {
 
 using i64 = std::int64_t;
@@ -409,4 +411,4 @@ ModelConfig import_hf(const nlohmann::json& json, std::string_view source) {
   return c;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -9,7 +9,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
 
 // Builds a ModelConfig from a parsed config.json. Throws config_error for an
 // unknown model_type (listing the supported ones) or missing/mistyped fields
@@ -23,4 +23,4 @@ ModelConfig read_hf_config(std::string_view text, std::string_view source);
 // Supported model_type values, sorted.
 std::vector<std::string> hf_model_types();
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

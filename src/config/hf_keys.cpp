@@ -5,7 +5,9 @@
 
 #include "smelt/detail/excerpt.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 using i64 = std::int64_t;
 
@@ -100,4 +102,4 @@ void read_attention_bias(JsonObject& o, ModelConfig& c, bool fallback) {
   c.attention.qkv_bias = c.attention.out_bias = o.boolean("attention_bias", fallback);
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -13,7 +13,9 @@
 #include "smelt/detail/bounds.hpp"
 #include "util/json_reader.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // Per-layer lists are built only up to the depth validate() accepts.
 inline bool sane_depth(const ModelConfig& c) { return c.num_layers > 0 && c.num_layers <= kMaxLayers; }
@@ -59,4 +61,4 @@ std::vector<LayerAttention> qwen_kinds(JsonObject& o, const ModelConfig& c);
 // The "loop" block of smelt's Hugging Face export (config/hf_loop.cpp); absent means no loop.
 void read_hf_loop(JsonObject& root, ModelConfig& c);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -5,7 +5,9 @@
 
 #include "config/hf_keys.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // "loop": {"first_layer": F, "last_layer": L, "count": N, "residual_scale": S},
 // layers 1-based and inclusive as in native JSON's "span"; residual_scale
@@ -46,4 +48,4 @@ void read_hf_loop(JsonObject& root, ModelConfig& c) {
   }
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -8,7 +8,9 @@
 #include "config/hf_keys.hpp"
 #include "smelt/detail/bounds.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 // Ouro / LoopLM (model_type "ouro"; configuration_ouro.py and modeling_ouro.py
 // of ByteDance/Ouro-1.4B at Hub revision 574fa66cb8bf5abdc979642d01cf2b79b16bfab1):
@@ -165,4 +167,4 @@ std::vector<LayerAttention> read_nanbeige(JsonObject& o, ModelConfig& c) {
   return {};
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

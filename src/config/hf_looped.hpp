@@ -9,10 +9,12 @@
 #include "smelt/config.hpp"
 #include "util/json_reader.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 std::vector<LayerAttention> read_ouro(JsonObject& o, ModelConfig& c);
 std::vector<LayerAttention> read_huginn(JsonObject& o, ModelConfig& c);
 std::vector<LayerAttention> read_nanbeige(JsonObject& o, ModelConfig& c);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -11,7 +11,9 @@
 #include "smelt/error.hpp"
 #include "util/json_reader.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 std::vector<SmeltMirror> smelt_mirrors(const ModelConfig& c) {
   return {
@@ -91,4 +93,4 @@ ModelConfig import_smelt(const nlohmann::json& root, std::string_view source) {
   return c;
 }
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -12,7 +12,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
 
 // The native config under "smelt" (fields named "smelt.<field>"), and each
 // top-level copy present checked against it.
@@ -32,4 +32,4 @@ std::vector<SmeltMirror> smelt_mirrors(const ModelConfig& c);
 // them on every save.
 std::vector<SmeltMirror> smelt_checked_copies(const ModelConfig& c);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

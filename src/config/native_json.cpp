@@ -30,7 +30,7 @@ auto parse_word(detail::JsonObject& o, std::string_view key, std::string fallbac
   }
 }
 
-// A list of words under `key`, each looked up by `find` (detail::find_layer_attention, ...); every bad entry is
+// A list of words under `key`, each looked up by `find` (config_detail::find_layer_attention, ...); every bad entry is
 // collected, its message from `parse` (parse_layer_attention, ...). Past the collector's cap a bad entry is only
 // counted: its message, a thrown config_error, costs microseconds that a 64 MiB list of bad words would multiply
 // into half a minute.
@@ -85,7 +85,7 @@ void read_attention(detail::JsonObject a, ModelConfig& c) {
   at.sinks = a.boolean("sinks", false);
   if (a.raw("pattern") != nullptr)
     at.pattern = word_list(a, "pattern", "must be an array of \"full\", \"sliding\" or \"chunked\"",
-                           detail::find_layer_attention, parse_layer_attention);
+                           config_detail::find_layer_attention, parse_layer_attention);
   at.window = a.integer("window", 0);
   at.chunk = a.integer("chunk", 0);
   a.reject_unknown_keys();
@@ -160,7 +160,7 @@ LoopConfig read_loop(detail::JsonObject l) {
   if (const auto* t = l.raw("lora_targets"); t != nullptr && !t->is_null())
     loop.lora_targets =
         word_list(l, "lora_targets", "must be a list of \"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"",
-                  detail::find_lora_target, parse_lora_target);
+                  config_detail::find_lora_target, parse_lora_target);
   l.reject_unknown_keys();
   return loop;
 }
@@ -202,7 +202,7 @@ bool covers(std::string_view reported, std::string_view field) {
 // well. Report both, skipping rule violations on fields already reported.
 void merge_rule_violations(const ModelConfig& c, detail::Violations& violations) {
   try {
-    detail::validate_fields(c);
+    config_detail::validate_fields(c);
   } catch (const config_error& e) {
     for (const auto& rule : e.violations()) {
       const auto& listed = violations.list();
@@ -215,11 +215,12 @@ void merge_rule_violations(const ModelConfig& c, detail::Violations& violations)
 
 }  // namespace
 
-ModelConfig detail::read_native_config(std::string_view text, std::string_view source) {
-  return native_config_from_json(parse_json_text(text, source), source);
+ModelConfig config_detail::read_native_config(std::string_view text, std::string_view source) {
+  return native_config_from_json(detail::parse_json_text(text, source), source);
 }
 
-ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::string_view source, std::string path) {
+ModelConfig config_detail::native_config_from_json(const nlohmann::json& json, std::string_view source,
+                                                   std::string path) {
   detail::Violations violations;
   ModelConfig c;
   if (!json.is_object())
@@ -253,11 +254,11 @@ ModelConfig detail::native_config_from_json(const nlohmann::json& json, std::str
     merge_rule_violations(c, violations);
     violations.throw_if_any();
   }
-  detail::validate_fields(c);
+  config_detail::validate_fields(c);
   return c;
 }
 
-nlohmann::ordered_json detail::loop_json(const LoopConfig& l) {
+nlohmann::ordered_json config_detail::loop_json(const LoopConfig& l) {
   nlohmann::ordered_json s{{"span", format_span(l)}, {"count", l.count}, {"residual_scale", l.residual_scale}};
   if (l.norm_each_pass) s["norm_each_pass"] = true;  // written only when set: SMELT configs read as before
   if (l.exit_gate) s["exit_gate"] = true;
@@ -275,7 +276,7 @@ nlohmann::ordered_json detail::loop_json(const LoopConfig& l) {
   return s;
 }
 
-nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
+nlohmann::ordered_json config_detail::config_json(const ModelConfig& c) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["schema_version"] = kSchemaVersion;
@@ -333,7 +334,7 @@ nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
       moe["layers"] = m.layers;
     j["moe"] = std::move(moe);
   }
-  const auto span = detail::loop_json;
+  const auto span = config_detail::loop_json;
   if (c.loops.size() == 1 && c.loops.front().first > 0) j["loop"] = span(c.loops.front());
   if (c.loops.size() > 1) {
     j["loops"] = ordered_json::array();
@@ -343,6 +344,6 @@ nlohmann::ordered_json detail::config_json(const ModelConfig& c) {
   return j;
 }
 
-std::string to_json(const ModelConfig& c) { return detail::config_json(c).dump(2) + "\n"; }
+std::string to_json(const ModelConfig& c) { return config_detail::config_json(c).dump(2) + "\n"; }
 
 }  // namespace smelt

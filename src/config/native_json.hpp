@@ -9,7 +9,7 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
 
 // parse_native_config without count's rule: the fields are checked
 // (validate_fields), not that the totals fit in 64 bits (src/count/accept.cpp).
@@ -27,4 +27,4 @@ nlohmann::ordered_json config_json(const ModelConfig& config);
 // One looped span as config_json writes it: span, count, residual_scale, then the per-pass extras that are set.
 nlohmann::ordered_json loop_json(const LoopConfig& loop);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

@@ -201,7 +201,9 @@ void check_dense_width(const ModelConfig& c, Violations& v) {
 
 }  // namespace
 
-namespace detail {
+namespace config_detail {
+
+using namespace smelt::detail;  // the helpers every module shares
 
 void validate_fields(const ModelConfig& c) {
   Violations v;
@@ -218,6 +220,6 @@ void validate_fields(const ModelConfig& c) {
   v.throw_if_any();
 }
 
-}  // namespace detail
+}  // namespace config_detail
 
 }  // namespace smelt

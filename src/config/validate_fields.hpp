@@ -7,10 +7,10 @@
 
 #include "smelt/config.hpp"
 
-namespace smelt::detail {
+namespace smelt::config_detail {
 
 // Throws config_error listing every violated rule, each naming the field path,
 // the value and the rule.
 void validate_fields(const ModelConfig& config);
 
-}  // namespace smelt::detail
+}  // namespace smelt::config_detail

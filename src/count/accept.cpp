@@ -40,7 +40,7 @@ void check_counts_fit(const ModelConfig& c) {
 }  // namespace count_detail
 
 void validate(const ModelConfig& c) {
-  detail::validate_fields(c);
+  config_detail::validate_fields(c);
   count_detail::check_counts_fit(c);
 }
 
@@ -49,13 +49,13 @@ CheckedConfig::CheckedConfig(ModelConfig config) : config_(std::move(config)) { 
 CheckedConfig detail::checked_as_read(ModelConfig config) { return {std::move(config), CheckedConfig::AsRead{}}; }
 
 ModelConfig parse_native_config(std::string_view text, std::string_view source) {
-  ModelConfig c = detail::read_native_config(text, source);
+  ModelConfig c = config_detail::read_native_config(text, source);
   count_detail::check_counts_fit(c);
   return c;
 }
 
 ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
-  ModelConfig c = detail::read_hf_config(text, source);
+  ModelConfig c = config_detail::read_hf_config(text, source);
   count_detail::check_counts_fit(c);
   return c;
 }
@@ -63,7 +63,7 @@ ModelConfig parse_hf_config(std::string_view text, std::string_view source) {
 // The text is parsed once, to tell its format and to read it; its fields are
 // checked as it is read, its count here.
 CheckedConfig parse_checked_config(std::string_view text, std::string_view source) {
-  ModelConfig c = detail::config_from_json(detail::parse_json_text(text, source), source);
+  ModelConfig c = config_detail::config_from_json(detail::parse_json_text(text, source), source);
   count_detail::check_counts_fit(c);
   return detail::checked_as_read(std::move(c));
 }
@@ -74,7 +74,7 @@ ModelConfig parse_config(std::string_view text, std::string_view source) {
 
 ConfigWithFamily parse_config_with_family(std::string_view text, std::string_view source) {
   const nlohmann::json json = detail::parse_json_text(text, source);
-  ModelConfig c = detail::config_from_json(json, source);
+  ModelConfig c = config_detail::config_from_json(json, source);
   count_detail::check_counts_fit(c);
   ConfigWithFamily out{detail::checked_as_read(std::move(c)), {}};
   // The reading has refused a model_type that is not a string.

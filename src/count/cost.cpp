@@ -228,7 +228,7 @@ CostReport count_unchecked(const ModelConfig& c, const CountOptions& o) {
 }  // namespace count_detail
 
 CostReport count(const ModelConfig& c, const CountOptions& o) {
-  detail::validate_fields(c);
+  config_detail::validate_fields(c);
   if (o.context_length < 0 || o.context_length > detail::kMaxContext)
     throw config_error(
         fmt::format("context_length = {}: must be between 1 and {} tokens", o.context_length, detail::kMaxContext));

@@ -66,7 +66,7 @@ HfJson write(const ModelConfig& c, const HfFamily& f) {
 // spelled out layer by layer: two configs that build the same layers compare
 // equal however their rules are written ({sliding, full} or 36 entries).
 Json semantic(const ModelConfig& c) {
-  Json j = detail::config_json(c);
+  Json j = config_detail::config_json(c);
   j.erase("schema_version");
   j.erase("name");
   // Fields written only when set are compared always: a family that adds a loop or a norm is caught too.
@@ -74,7 +74,7 @@ Json semantic(const ModelConfig& c) {
   j.erase("loop");
   j["loops"] = Json::array();
   for (const LoopConfig& l : c.loops)
-    if (l.first > 0) j["loops"].push_back(detail::loop_json(l));
+    if (l.first > 0) j["loops"].push_back(config_detail::loop_json(l));
   Json kinds = Json::array();
   for (std::int64_t i = 0; i < c.num_layers; ++i) kinds.push_back(to_string(c.attention_at(i)));
   j["attention"]["pattern"] = std::move(kinds);
@@ -132,23 +132,23 @@ std::vector<Violation> lost_fields(const ModelConfig& c, const HfJson& j, const 
     return out;
   }
   std::vector<Violation> out;
-  const Json shown = detail::config_json(c);
-  const Json back_shown = detail::config_json(back);
+  const Json shown = config_detail::config_json(c);
+  const Json back_shown = config_detail::config_json(back);
   differences(semantic(c), semantic(back), shown, back_shown, "", family, out);
   return out;
 }
 
 std::string hf_schema(std::string_view family) { return fmt::format("Hugging Face {}", family); }
 
-ModelConfig import_hf(const nlohmann::json& json) { return detail::import_hf(json, "<export>"); }
+ModelConfig import_hf(const nlohmann::json& json) { return config_detail::import_hf(json, "<export>"); }
 
-ModelConfig import_executorch(const nlohmann::json& json) { return detail::import_executorch(json, "<export>"); }
+ModelConfig import_executorch(const nlohmann::json& json) { return config_detail::import_executorch(json, "<export>"); }
 
 }  // namespace
 
 std::string export_executorch(const ModelConfig& config) {
   validate(config);
-  const HfJson j = detail::executorch_params(config);
+  const HfJson j = config_detail::executorch_params(config);
   if (auto lost = lost_fields(config, j, "ExecuTorch Llama params.json", import_executorch); !lost.empty())
     throw config_error(std::move(lost));
   return j.dump(2) + "\n";

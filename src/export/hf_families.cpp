@@ -290,8 +290,8 @@ void write_nanbeige(const ModelConfig& c, HfJson& j) {
 // smelt's own class (python/smelt/hf): the native config, loops and all, and
 // transformers' names for a few of its fields (config/hf_smelt.cpp).
 void write_smelt(const ModelConfig& c, HfJson& j) {
-  for (const detail::SmeltMirror& m : detail::smelt_mirrors(c)) j[std::string(m.key)] = m.value;
-  j["smelt"] = detail::config_json(c);
+  for (const config_detail::SmeltMirror& m : config_detail::smelt_mirrors(c)) j[std::string(m.key)] = m.value;
+  j["smelt"] = config_detail::config_json(c);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int
 ExactBudgets exact_budgets(const ModelConfig& config, const std::vector<std::int64_t>& contexts,
                            const LayerKinds& layers) {
   const ModelConfig& c = config;
-  validate_fields(c);  // as count() does first
+  config_detail::validate_fields(c);  // as count() does first
   const i128 h = c.hidden_size;
   const i128 final_norm = c.norm == NormType::layernorm ? 2 * h : h;
   const i128 embedding = static_cast<i128>(c.vocab_size) * h * (c.tie_embeddings ? 1 : 2);

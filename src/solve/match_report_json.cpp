@@ -62,7 +62,7 @@ ordered_json candidate(const Candidate& c) {
   j["training_seconds_per_token"] = c.training_time ? budget(*c.training_time) : ordered_json();
   j["decode_seconds_per_token"] = c.decode_time ? budget(*c.decode_time) : ordered_json();
   j["time_note"] = c.time_note.empty() ? ordered_json() : ordered_json(c.time_note);
-  j["config"] = detail::config_json(c.config);
+  j["config"] = config_detail::config_json(c.config);
   return j;
 }
 
@@ -97,7 +97,7 @@ std::string match_report_json(const MatchResult& r) {
       {"layers_executed", r.baseline_executed_layers},
       {"depth_to_width", static_cast<double>(r.baseline_executed_layers) / static_cast<double>(r.baseline.hidden_size)},
       {"active_params", r.baseline_active_params},
-      {"config", detail::config_json(r.baseline)}};
+      {"config", config_detail::config_json(r.baseline)}};
   ordered_json match = ordered_json::array();
   for (const Budget b : r.options.match) match.push_back(to_string(b));
   j["recipe"] = {{"span", r.loop.active() ? format_span(r.loop) : std::string("none")},

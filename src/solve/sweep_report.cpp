@@ -40,7 +40,7 @@ ordered_json row_json(const SweepRow& r) {
       r.training_seconds_per_token ? ordered_json(*r.training_seconds_per_token) : ordered_json();
   j["training_time_mismatch_pct"] =
       r.training_time_mismatch_pct ? ordered_json(*r.training_time_mismatch_pct) : ordered_json();
-  j["config"] = detail::config_json(r.config);
+  j["config"] = config_detail::config_json(r.config);
   return j;
 }
 

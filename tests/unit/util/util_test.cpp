@@ -95,7 +95,7 @@ TEST_CASE("median of timings", "[util]") {
 
 TEST_CASE("the config JSON value the reports embed is the native JSON to_json writes", "[util]") {
   for (const ModelConfig& c : {test::tiny_moe(), test::mixtral_8x7b(), test::tiny_dense(3)}) {
-    const nlohmann::ordered_json j = detail::config_json(c);
+    const nlohmann::ordered_json j = config_detail::config_json(c);
     CHECK(j.dump(2) + "\n" == to_json(c));
     CHECK(j == nlohmann::ordered_json::parse(to_json(c)));
   }
