@@ -77,15 +77,13 @@ if ! "$venv/bin/python" -c '' 2>/dev/null; then
 fi
 # pip_install WHAT ARGUMENTS...: pip install into the venv, its messages kept in build/setup-pip.log (a failed
 # try of an index that is not reachable prints nothing alarming); on failure the last lines, and what to do
-# behind a proxy that re-signs TLS (pip then fails to verify PyPI's certificate). --no-compile: Python compiles a
-# module when it is first imported, so the thousands that no test imports (transformers' models, most of torch's and
-# sympy's) are never compiled.
+# behind a proxy that re-signs TLS (pip then fails to verify PyPI's certificate).
 pip_log="$root/build/setup-pip.log"
 mkdir -p "$root/build"
 pip_install() {
   local what=$1
   shift
-  if "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-compile "$@" >>"$pip_log" 2>&1; then
+  if "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" >>"$pip_log" 2>&1; then
     return 0
   fi
   if grep -q "CERTIFICATE_VERIFY_FAILED\|SSLError\|certificate verify failed" "$pip_log"; then
