@@ -103,18 +103,34 @@ void check_moe(const ModelConfig& c, Violations& v) {
   }
 }
 
+// A span's field name ("loop.count" for a config's single span, "loops[2].count" for one of several), built
+// only for a violation: validation runs once per solver candidate.
+struct SpanField {
+  std::size_t index;
+  bool one;
+  std::string operator()(std::string_view key) const {
+    return one ? fmt::format("loop{}", key) : fmt::format("loops[{}]{}", index, key);
+  }
+};
+
+// Violations::range() on the span's field `key`, its name built only for a violation.
+void in_range(Violations& v, const SpanField& name, std::string_view key, std::int64_t value, std::int64_t lo,
+              std::int64_t hi) {
+  if (value < lo || value > hi) v.range(name(key), value, lo, hi);
+}
+
 // A span's per-visit LoRA: a rank with targets, each target a projection the
 // span's layers have, the rank at most the projection's smaller side.
-void check_lora(const ModelConfig& c, const LoopConfig& l, const std::string& name, Violations& v) {
-  v.range(name + ".lora_rank", l.lora_rank, 0, kMaxWidth);
+void check_lora(const ModelConfig& c, const LoopConfig& l, const SpanField& name, Violations& v) {
+  in_range(v, name, ".lora_rank", l.lora_rank, 0, kMaxWidth);
   if (l.lora_rank > 0 && l.lora_targets.empty())
-    v.add(name + ".lora_targets", "[]", fmt::format("must name the projections a rank of {} adapts", l.lora_rank));
+    v.add(name(".lora_targets"), "[]", fmt::format("must name the projections a rank of {} adapts", l.lora_rank));
   if (l.lora_rank == 0 && !l.lora_targets.empty())
-    v.add(name + ".lora_rank", "0", "must be positive, since lora_targets are given");
+    v.add(name(".lora_rank"), "0", "must be positive, since lora_targets are given");
   std::set<LoraTarget> seen;
   for (std::size_t i = 0; i < l.lora_targets.size(); ++i) {
     const LoraTarget t = l.lora_targets[i];
-    const std::string field = fmt::format("{}.lora_targets[{}]", name, i);
+    const std::string field = name(fmt::format(".lora_targets[{}]", i));
     const std::string word = fmt::format("\"{}\"", to_string(t));
     const bool ffn = t == LoraTarget::gate || t == LoraTarget::up || t == LoraTarget::down;
     if (!seen.insert(t).second) {
@@ -131,7 +147,7 @@ void check_lora(const ModelConfig& c, const LoopConfig& l, const std::string& na
       if (moe)
         v.add(field, word, "needs dense layers: the span holds MoE layers, whose experts this LoRA does not adapt");
       else if (l.lora_rank > std::min(s.in, s.out))
-        v.add(name + ".lora_rank", fmt::format("{}", l.lora_rank),
+        v.add(name(".lora_rank"), fmt::format("{}", l.lora_rank),
               fmt::format("must be at most {}, the smaller side of {} ({} -> {})", std::min(s.in, s.out), to_string(t),
                           s.in, s.out));
     }
@@ -139,38 +155,37 @@ void check_lora(const ModelConfig& c, const LoopConfig& l, const std::string& na
 }
 
 // One span; `name` is its field ("loop" for a config's single span, "loops[i]" for one of several).
-void check_span(const ModelConfig& c, const LoopConfig& l, const std::string& name, Violations& v) {
-  v.range(name + ".count", l.count, 1, kMaxLoops);
+void check_span(const ModelConfig& c, const LoopConfig& l, const SpanField& name, Violations& v) {
+  in_range(v, name, ".count", l.count, 1, kMaxLoops);
   if (!(std::isfinite(l.residual_scale) && l.residual_scale > 0))
-    v.add(name + ".residual_scale", fmt::format("{}", l.residual_scale), "must be a positive finite number");
+    v.add(name(".residual_scale"), fmt::format("{}", l.residual_scale), "must be a positive finite number");
   if (l.first == 0 && l.last == 0 && l.count == 1) return;  // no loop
   if (l.first < 1 || l.last > c.num_layers || l.first > l.last)
-    v.add(name + ".span", fmt::format("\"{}\"", format_span(l)),
+    v.add(name(".span"), fmt::format("\"{}\"", format_span(l)),
           fmt::format("must satisfy 1 <= first <= last <= num_layers = {}", c.num_layers));
-  v.range(name + ".backprop_passes", l.backprop_passes, 0, std::max<std::int64_t>(l.count, 0));
+  in_range(v, name, ".backprop_passes", l.backprop_passes, 0, std::max<std::int64_t>(l.count, 0));
   check_lora(c, l, name, v);
   const bool active = l.kv_policy == KvPolicy::active;
   if (active && static_cast<std::int64_t>(l.kv_keep.size()) != l.count)
-    v.add(name + ".kv_keep", fmt::format("[{}]", fmt::join(l.kv_keep, ", ")),
+    v.add(name(".kv_keep"), fmt::format("[{}]", fmt::join(l.kv_keep, ", ")),
           fmt::format("must give one fraction per pass (count = {}) with kv_policy = \"active\"", l.count));
   if (!active && !l.kv_keep.empty())
-    v.add(name + ".kv_keep", fmt::format("[{}]", fmt::join(l.kv_keep, ", ")), "only with kv_policy = \"active\"");
+    v.add(name(".kv_keep"), fmt::format("[{}]", fmt::join(l.kv_keep, ", ")), "only with kv_policy = \"active\"");
   for (std::size_t i = 0; i < l.kv_keep.size(); ++i)
     if (!(l.kv_keep[i] > 0 && l.kv_keep[i] <= 1))
-      v.add(fmt::format("{}.kv_keep[{}]", name, i), fmt::format("{}", l.kv_keep[i]), "must be in (0, 1]");
+      v.add(name(fmt::format(".kv_keep[{}]", i)), fmt::format("{}", l.kv_keep[i]), "must be in (0, 1]");
   if (l.norm_after && l.norm_each_pass)
-    v.add(name + ".norm_after", "true", "not with norm_each_pass, which norms after every pass already");
+    v.add(name(".norm_after"), "true", "not with norm_each_pass, which norms after every pass already");
   // The final norm and the exit gate read the model's output: the span must end at the last layer.
   for (const auto& [set, key] : {std::pair{l.norm_each_pass, "norm_each_pass"}, std::pair{l.exit_gate, "exit_gate"}})
     if (set && l.last != c.num_layers)
-      v.add(name + "." + key, "true",
+      v.add(name(fmt::format(".{}", key)), "true",
             fmt::format("needs a span that ends at the last layer ({}), not \"{}\"", c.num_layers, format_span(l)));
 }
 
 void check_loop(const ModelConfig& c, Violations& v) {
   const bool one = c.loops.size() == 1;
-  for (std::size_t i = 0; i < c.loops.size(); ++i)
-    check_span(c, c.loops[i], one ? std::string("loop") : fmt::format("loops[{}]", i), v);
+  for (std::size_t i = 0; i < c.loops.size(); ++i) check_span(c, c.loops[i], SpanField{i, one}, v);
   // Spans run in the order listed: each must start after the one before ends.
   for (std::size_t i = 1; i < c.loops.size(); ++i) {
     const LoopConfig& a = c.loops[i - 1];

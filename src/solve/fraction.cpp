@@ -2,15 +2,7 @@
 
 namespace smelt::solve_detail {
 
-int compare(Fraction a, Fraction b) {
-  // Where every term is below 2^63 the cross products fit 128 bits: compared
-  // exactly without a division (the common case, and 128-bit division is slow).
-  constexpr i128 kSmall = i128{1} << 63;
-  if (a.num < kSmall && a.den < kSmall && b.num < kSmall && b.den < kSmall) {
-    const i128 l = a.num * b.den;
-    const i128 r = b.num * a.den;
-    return l < r ? -1 : (l > r ? 1 : 0);
-  }
+int compare_large(Fraction a, Fraction b) {
   int sign = 1;  // each step to the reciprocals of the remainders reverses the order
   for (;;) {
     const i128 qa = a.num / a.den;

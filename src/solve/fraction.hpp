@@ -13,8 +13,22 @@ struct Fraction {
   i128 den = 1;
 };
 
-// Exact three-way comparison of two fractions, without overflow: compares
-// integer parts, then the reciprocals of the remainders (a continued fraction).
-int compare(Fraction a, Fraction b);
+// Exact three-way comparison of two fractions whose terms reach 2^63, without
+// overflow: compares integer parts, then the reciprocals of the remainders (a
+// continued fraction).
+int compare_large(Fraction a, Fraction b);
+
+// Exact three-way comparison of two fractions. Where every term is below 2^63
+// the cross products fit 128 bits: compared exactly without a division (the
+// common case, inline: the search compares a few hundred times per candidate).
+inline int compare(Fraction a, Fraction b) {
+  constexpr i128 kSmall = i128{1} << 63;
+  if (a.num < kSmall && a.den < kSmall && b.num < kSmall && b.den < kSmall) {
+    const i128 l = a.num * b.den;
+    const i128 r = b.num * a.den;
+    return l < r ? -1 : (l > r ? 1 : 0);
+  }
+  return compare_large(a, b);
+}
 
 }  // namespace smelt::solve_detail

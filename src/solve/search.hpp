@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -84,9 +84,8 @@ class Search {
     std::optional<solve_detail::MemoryFigure> memory;
     std::optional<std::optional<i128>> time;
   };
-  Figures& figures(i64 h, i64 e, const Geometry& g, i64 w) {
-    return figures_[{h, e, g.heads, g.kv_heads, g.head_dim, w}];
-  }
+  // One (g, w) per visit: figures_ is cleared at each, and keyed by (H, E).
+  Figures& figures(i64 h, i64 e) { return figures_[{h, e}]; }
   const solve_detail::MemoryFigure& memory_of(i64 h, i64 e, const Geometry& g, i64 w);
   std::optional<i128> time_of(i64 h, i64 e, const Geometry& g, i64 w);
 
@@ -175,8 +174,14 @@ class Search {
   i128 target_time_;
   i128 time_ceiling_;  // the largest training attoseconds per token under the time limit
   Gate gate_;
-  bool checked_;                                                         // gate_ is not none
-  std::map<std::tuple<i64, i64, i64, i64, i64, i64>, Figures> figures_;  // of the (g, w) visited
+  bool checked_;  // gate_ is not none
+  struct HashHE {
+    std::size_t operator()(const std::pair<i64, i64>& k) const noexcept {
+      return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL ^
+                                        static_cast<std::uint64_t>(k.second));
+    }
+  };
+  std::unordered_map<std::pair<i64, i64>, Figures, HashHE> figures_;  // of the (g, w) visited, by (H, E)
   i64 evaluated_ = 0;
   i64 dropped_ = 0;
   i64 dropped_for_time_ = 0;

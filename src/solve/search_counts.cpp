@@ -2,6 +2,7 @@
 // and time once per visit of its (geometry, width), and whether it fits the limits and the layout.
 #include "solve/search.hpp"
 
+#include "config/validate_fields.hpp"
 #include "solve/memory_budget.hpp"
 #include "solve/time_budget.hpp"
 
@@ -17,7 +18,11 @@ using i64 = Search::i64;
 Search::Components Search::counted(i64 h, i64 e, const Geometry& g, i64 w) {
   ++evaluated_;
   solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
-  solve_detail::ExactBudgets b = solve_detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
+  solve_detail::ExactBudgets b;
+  if (objective_.flops || objective_.params || objective_.kv)
+    b = solve_detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
+  else
+    config_detail::validate_fields(scratch_);  // memory or time alone: only the rules count() checks first
   b.memory = target_memory_;
   b.time = target_time_;
   return objective_.components(b);
@@ -34,7 +39,7 @@ void Search::complete(Components& c, i64 h, i64 e, const Geometry& g, i64 w) {
 }
 
 const solve_detail::MemoryFigure& Search::memory_of(i64 h, i64 e, const Geometry& g, i64 w) {
-  Figures& f = figures(h, e, g, w);
+  Figures& f = figures(h, e);
   if (!f.memory) {
     solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
     // The full report only where the cheap count cannot be sure (MemoryEvaluator::bytes()).
@@ -47,7 +52,7 @@ const solve_detail::MemoryFigure& Search::memory_of(i64 h, i64 e, const Geometry
 }
 
 std::optional<i128> Search::time_of(i64 h, i64 e, const Geometry& g, i64 w) {
-  Figures& f = figures(h, e, g, w);
+  Figures& f = figures(h, e);
   if (!f.time) {
     solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
     f.time = time_eval_.attoseconds(scratch_);

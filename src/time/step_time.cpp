@@ -135,10 +135,11 @@ std::vector<std::vector<time_detail::VisitKind>> training_kinds(const ModelConfi
 // and the optimizer's update.
 // `plan` the config's schedule, `stage_kinds` each stage's kinds of visit (time_detail::visit_kinds()).
 // `elements_of(ur, stage)`: the stage's WeightElements on the unsharded layout `ur`.
+// `forward`, where not null, receives the forward alone (the report's).
 template <class ElementsOf>
 StepTime training_step(const ModelConfig& c, const ElementsOf& elements_of, const memory_detail::ResolvedLayout& r,
                        const LayerSchedule& plan, const std::vector<std::vector<time_detail::VisitKind>>& stage_kinds,
-                       const TimeOptions& o, const HardwareSpec& hw, StepTime& forward) {
+                       const TimeOptions& o, const HardwareSpec& hw, StepTime* forward) {
   const MemoryLayout& l = r.layout;
   const Dtype dtype = l.activation_dtype;
   const OpContext x{c, r, o, plan, l.micro_batch * l.seq / l.cp};
@@ -169,11 +170,13 @@ StepTime training_step(const ModelConfig& c, const ElementsOf& elements_of, cons
     return op;
   };
 
-  forward.ops = worst_fwd;
-  for (Op& op : forward.ops) op.times *= micro_batches;
-  if (l.pp > 1) forward.ops.push_back(bubble(worst_fwd_s));
-  forward.tokens = tokens;
-  finish(forward, hw, dtype);
+  if (forward) {  // the report's forward alone; the solver's candidates need only the step's time
+    forward->ops = worst_fwd;
+    for (Op& op : forward->ops) op.times *= micro_batches;
+    if (l.pp > 1) forward->ops.push_back(bubble(worst_fwd_s));
+    forward->tokens = tokens;
+    finish(*forward, hw, dtype);
+  }
 
   StepTime step;
   step.tokens = tokens;
@@ -277,7 +280,8 @@ StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& 
 // spans and no MTP modules (whose parameters join terms this does not follow), and every total it checks far
 // within 64 bits; elsewhere count()'s report is read as before.
 struct KindElements {
-  std::array<ParamTerms, 2 * 3> params{};  // by (MoE, attention kind)
+  std::array<ParamTerms, 2 * 3> params{};                                               // by (MoE, attention kind)
+  const std::vector<std::vector<std::pair<std::size_t, i64>>>* stage_layers = nullptr;  // TrainingShape's
   static std::size_t key(const ModelConfig& c, i64 layer) {
     return static_cast<std::size_t>((c.is_moe_layer(layer) ? 3 : 0) + static_cast<int>(c.attention_at(layer)));
   }
@@ -301,14 +305,16 @@ struct KindElements {
     std::size_t n_terms = 0;
     std::array<std::size_t, 5> at{};  // where each sum sits in `terms`
     i64 experts = 0;
-    for (const i64 i : ur.stage_layers[static_cast<std::size_t>(stage)]) {
-      const ParamTerms& p = params[key(c, i)];
+    // Layer by layer in model_state(), kind by kind here: the same integer sums, each term placed where its
+    // first layer puts it (the kinds in the order they first appear on the stage).
+    for (const auto& [kind, count] : stage_layers->at(static_cast<std::size_t>(stage))) {
+      const ParamTerms& p = params[kind];
       for (std::size_t k = 0; k < sums.size(); ++k)
         if (const i64 elements = p.*sums[k].member; elements > 0) {
           if (sums[k].total == 0) at[k] = n_terms++;
-          sums[k].total += ceil_div(elements, sums[k].split);
+          sums[k].total += count * ceil_div(elements, sums[k].split);
         }
-      if (p.experts > 0) experts += ceil_div(p.experts / l.ep, l.etp);
+      if (p.experts > 0) experts += count * ceil_div(p.experts / l.ep, l.etp);
     }
     for (std::size_t k = 0; k < sums.size(); ++k)
       if (sums[k].total > 0) terms[at[k]] = sums[k].total;
@@ -339,29 +345,27 @@ std::optional<KindElements> kind_elements(const ModelConfig& c, const time_detai
       return std::nullopt;
   const i64 seq = shape.r.layout.seq;
   KindElements out;
-  std::array<bool, 6> have{};
   // Bounds on what count() sums and checks: every parameter and KV total, and their products with the element
   // sizes, stay far below 2^63 (2^56 here), so neither it nor the sums below can overflow.
   __extension__ typedef __int128 i128;
   if (seq < 1 || seq > detail::kMaxContext) return std::nullopt;
-  i128 params = 2 * i128{c.vocab_size} * c.hidden_size + 4 * i128{c.hidden_size}, kv = 0;
-  for (i64 i = 0; i < c.num_layers; ++i) {
-    const std::size_t k = KindElements::key(c, i);
-    if (!have[k]) {
-      try {
-        out.params[k] = count_detail::layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), seq, {false, seq}).params;
-      } catch (const detail::overflow&) {
-        return std::nullopt;  // count() raises its own error
-      }
-      have[k] = true;
+  i128 params = 2 * i128{c.vocab_size} * c.hidden_size + 4 * i128{c.hidden_size};
+  for (std::size_t k = 0; k < shape.layers.size(); ++k) {
+    if (shape.layers[k] == 0) continue;
+    const i64 i = shape.first_layer[k];
+    try {
+      out.params[k] = count_detail::layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), seq, {false, seq}).params;
+    } catch (const detail::overflow&) {
+      return std::nullopt;  // count() raises its own error
     }
     const ParamTerms& p = out.params[k];
-    params += i128{p.attention} + p.norms + p.router + p.experts + p.shared_experts + p.dense_ffn;
-    kv += i128{c.visits(i)} *
-          (2 * i128{c.attention.num_kv_heads} * c.attention.head_dim + c.attention.mla.kv_lora_rank +
-           c.attention.mla.qk_rope_head_dim) *
-          (seq + 1) * (c.kv_cache_bytes + 1);
+    params += shape.layers[k] * (i128{p.attention} + p.norms + p.router + p.experts + p.shared_experts + p.dense_ffn);
   }
+  const i128 kv = i128{shape.visits} *
+                  (2 * i128{c.attention.num_kv_heads} * c.attention.head_dim + c.attention.mla.kv_lora_rank +
+                   c.attention.mla.qk_rope_head_dim) *
+                  (seq + 1) * (c.kv_cache_bytes + 1);
+  out.stage_layers = &shape.stage_layers;
   constexpr i128 kFar = i128{1} << 56;
   if (params * 16 > kFar || kv > kFar) return std::nullopt;
   return out;
@@ -410,7 +414,7 @@ TimeReport report_of(const ModelConfig& c, const MemoryLayout& layout, const mem
   const CostReport cost = count(c, CountOptions{false, r.layout.seq});
   const LayerSchedule plan = schedule(c);
   report.training = training_step(c, counted_elements(c, cost), r, plan, training_kinds(c, r, options, plan), options,
-                                  hw, report.forward);
+                                  hw, &report.forward);
   report.decode = decode_step(c, r, options, hw);
   report.forward_seconds_per_token = report.forward.seconds_per_token();
   report.training_seconds_per_token = report.training.seconds_per_token();
@@ -442,18 +446,36 @@ double time_detail::training_seconds_per_token(const ModelConfig& c, const Memor
                                                const TimeOptions& options) {
   const memory_detail::ResolvedLayout r = resolve(c, layout, options);
   return memory_detail::named_failures(c, r, "time report", [&] {
-    StepTime forward;
     const LayerSchedule plan = schedule(c);
     const CostReport cost = count(c, CountOptions{false, r.layout.seq});
     return training_step(c, counted_elements(c, cost), r, plan, training_kinds(c, r, options, plan), options, hw,
-                         forward)
+                         nullptr)
         .seconds_per_token();
   });
 }
 
 time_detail::TrainingShape time_detail::training_shape(const ModelConfig& c, const MemoryLayout& layout,
                                                        const TimeOptions& options) {
-  TrainingShape shape{resolve(c, layout, options), schedule(c), {}};
+  TrainingShape shape;
+  shape.r = resolve(c, layout, options);
+  shape.schedule = schedule(c);
+  for (i64 i = 0; i < c.num_layers; ++i) {
+    const std::size_t k = KindElements::key(c, i);
+    if (shape.first_layer[k] < 0) shape.first_layer[k] = i;
+    shape.layers[k] += 1;
+    shape.visits += c.visits(i);
+  }
+  for (const std::vector<i64>& layers : shape.r.stage_layers) {
+    std::vector<std::pair<std::size_t, i64>>& kinds = shape.stage_layers.emplace_back();
+    for (const i64 i : layers) {
+      const std::size_t k = KindElements::key(c, i);
+      const auto seen = std::find_if(kinds.begin(), kinds.end(), [&](const auto& p) { return p.first == k; });
+      if (seen == kinds.end())
+        kinds.emplace_back(k, 1);
+      else
+        seen->second += 1;
+    }
+  }
   shape.kinds = memory_detail::named_failures(c, shape.r, "time report",
                                               [&] { return training_kinds(c, shape.r, options, shape.schedule); });
   return shape;
@@ -462,14 +484,13 @@ time_detail::TrainingShape time_detail::training_shape(const ModelConfig& c, con
 double time_detail::training_seconds_per_token(const ModelConfig& c, const TrainingShape& shape, const HardwareSpec& hw,
                                                const TimeOptions& options) {
   return memory_detail::named_failures(c, shape.r, "time report", [&] {
-    StepTime forward;
     if (std::optional<KindElements> kinds = kind_elements(c, shape))
       return training_step(
                  c, [&](const memory_detail::ResolvedLayout& ur, i64 stage) { return kinds->of(c, ur, stage); },
-                 shape.r, shape.schedule, shape.kinds, options, hw, forward)
+                 shape.r, shape.schedule, shape.kinds, options, hw, nullptr)
           .seconds_per_token();
     const CostReport cost = count(c, CountOptions{false, shape.r.layout.seq});
-    return training_step(c, counted_elements(c, cost), shape.r, shape.schedule, shape.kinds, options, hw, forward)
+    return training_step(c, counted_elements(c, cost), shape.r, shape.schedule, shape.kinds, options, hw, nullptr)
         .seconds_per_token();
   });
 }

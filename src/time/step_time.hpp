@@ -4,6 +4,9 @@
 // report or a copy of the config.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "memory/resolved_layout.hpp"
@@ -31,6 +34,13 @@ struct TrainingShape {
   memory_detail::ResolvedLayout r;
   LayerSchedule schedule;
   std::vector<std::vector<VisitKind>> kinds;  // each stage's
+  // The layers by kind (MoE or dense, attention kind: 3 x moe + attention), for the weight elements without a
+  // pass over the layers per config: each kind's first layer (-1 for none) and layers, every layer's visits, and
+  // each stage's kinds in the order they first appear there, each with its layers.
+  std::array<std::int64_t, 6> first_layer{-1, -1, -1, -1, -1, -1};
+  std::array<std::int64_t, 6> layers{};
+  std::int64_t visits = 0;
+  std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> stage_layers;
 };
 TrainingShape training_shape(const ModelConfig& config, const MemoryLayout& layout, const TimeOptions& options);
 

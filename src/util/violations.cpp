@@ -12,8 +12,7 @@ void Violations::add(Violation v) {
   ++found_;
 }
 
-void Violations::range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
-  if (value >= lo && value <= hi) return;  // the text only for a violation: validate() runs once per solver candidate
+void Violations::out_of_range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
   const std::string shown = fmt::format("{}", value);
   if (value < lo && lo == 1)
     add(std::string(field), shown, "must be positive");

@@ -33,7 +33,10 @@ class Violations {
   }
 
   // `value` must lie in [lo, hi]: "must be positive" (lo = 1), "must be at least lo", "must be at most hi".
-  void range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi);
+  // Inline where the value is in range: validate() runs it a dozen times per solver candidate.
+  void range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+    if (value < lo || value > hi) out_of_range(field, value, lo, hi);
+  }
 
   // The violations `e` holds, added one by one.
   void merge(const config_error& e) {
@@ -76,6 +79,7 @@ class Violations {
   }
 
  private:
+  void out_of_range(std::string_view field, std::int64_t value, std::int64_t lo, std::int64_t hi);
   std::vector<Violation> list_;
   std::size_t found_ = 0;
 };
