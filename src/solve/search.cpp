@@ -71,6 +71,8 @@ void Search::visit(const Geometry& g, i64 w) {
   seed_k_.reset();
   prev_seed_k_.reset();
   slopes_.clear();
+  cross_.reset();
+  prev_cross_.reset();
   const solve_detail::IndexSpan span = solve_detail::hidden_span(plan_, g);
   std::size_t ih = span.lo;
   // The binary search's probes that did not fall short lie where the visit

@@ -148,6 +148,13 @@ class Search {
                                                      const Components& c1, Ends ends, const std::vector<i128>& step,
                                                      const std::vector<bool>& line, std::map<i64, Components>& seen);
 
+  // best_counted_e() where memory or time is the one matched budget (goal_ holds one component, not a line):
+  // the figure does not fall as k rises, so the best is the last index at most the target or the first above
+  // it (the last of its plateau: more experts win ties), found by secant steps that bisect when they stall
+  // (docs/solver.md section 7 (b‴)). The same candidate as best_counted_e() where it can enter the list.
+  std::pair<solve_detail::Found, i64> best_single_e(i64 h, const Geometry& g, i64 w, const Components& c0,
+                                                    const Components& c1, Ends ends, std::map<i64, Components>& seen);
+
   // After a search over E: where its best lies and each component's slope there (between the best and the
   // counted index next to it), for the next hidden size of the visit to start from (count_point()).
   void remember_slopes(i64 k, const std::map<i64, Components>& seen, const std::vector<bool>& line);
@@ -195,6 +202,9 @@ class Search {
   std::optional<i64> seed_k_;
   std::optional<i64> prev_seed_k_;  // and the one before it
   std::vector<std::pair<i128, i64>> slopes_;
+  // best_single_e(): where the visit's last two hidden sizes crossed the target, in fractions of an index.
+  std::optional<double> cross_;
+  std::optional<double> prev_cross_;
 };
 
 }  // namespace smelt::solve_detail

@@ -83,7 +83,8 @@ bool Search::offer_best_e(i64 h, const Geometry& g, i64 w, const Components& c0,
   }
   if (!affine) {
     std::map<i64, Components> seen;
-    auto [best, k] = best_counted_e(h, g, w, c0, c1, ends, step, line, seen);
+    auto [best, k] = goal_.size() == 1 ? best_single_e(h, g, w, c0, c1, ends, seen)
+                                       : best_counted_e(h, g, w, c0, c1, ends, step, line, seen);
     // The fewest experts over a target by more than the threshold: so is every wider H (section 7 (d)).
     if (const auto first = seen.find(0); top_.full() && first != seen.end() && over(first->second)) return true;
     return offer(std::move(best), k, [&](i64 j) {
