@@ -19,10 +19,13 @@ Search::Components Search::counted(i64 h, i64 e, const Geometry& g, i64 w) {
   ++evaluated_;
   solve_detail::set_knobs(plan_, h, e, g, w, scratch_);
   solve_detail::ExactBudgets b;
-  if (objective_.flops || objective_.params || objective_.kv)
+  // Memory or time matched alone needs no FLOPs, parameters or KV cache: the rules count() checks first, and
+  // count()'s error where a total passes 64 bits, raised as before by the largest expert count of each hidden
+  // size, which every visited size counts (the totals do not fall as E rises).
+  if (objective_.flops || objective_.params || objective_.kv || e == plan_.experts.back())
     b = solve_detail::exact_budgets(scratch_, plan_.contexts, plan_.kinds);
   else
-    config_detail::validate_fields(scratch_);  // memory or time alone: only the rules count() checks first
+    config_detail::validate_fields(scratch_);
   b.memory = target_memory_;
   b.time = target_time_;
   return objective_.components(b);

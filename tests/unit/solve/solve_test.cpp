@@ -291,6 +291,30 @@ TEST_CASE("a time that is not a finite number is an error, never a match", "[sol
   CHECK(solve_detail::time_ceiling(o, huge) > huge);
 }
 
+TEST_CASE("memory matched alone raises count()'s error where the largest expert count overflows", "[solve][errors]") {
+  // 65,536 layers of experts 2^22 wide at H = 64: the Baseline's 8 experts hold 65,536 x 8 x 3 x 64 x 2^22
+  // = 3 x 2^47 expert weights; the space's expert counts are the multiples of 2^17 up to 2^20, whose largest
+  // holds 3 x 2^64, past 64-bit integers. Memory matched alone counts no parameters, but the largest expert
+  // count of each hidden size still checks them.
+  ModelConfig b = example("tiny-moe.json");
+  b.loops = {};
+  b.num_layers = i64{1} << 16;
+  b.moe.expert_width = i64{1} << 22;
+  b.moe.shared_width = 32;
+  SearchSpace s;
+  s.hidden = KnobRange{64, 64};
+  s.experts = KnobRange{8, i64{1} << 20};
+  s.align_experts = i64{1} << 17;
+  s.heads = KnobRange{4, 4};
+  s.kv_heads = KnobRange{2, 2};
+  s.head_dim = KnobRange{16, 16};
+  s.min_head_dim = 16;
+  MatchOptions o;
+  o.match = {Budget::memory};
+  CHECK_THROWS_AS(solve(b, {}, s, o), overflow_error);
+  CHECK_THROWS_WITH(solve(b, {}, s, o), Catch::Contains("overflows 64-bit integers"));
+}
+
 TEST_CASE("each config is counted at most once: the configs counted never exceed the space", "[solve]") {
   // tiny-moe's geometry fixed (4/2/16) and 8 experts: KV alone does not move with H or the expert width, so nothing
   // prunes and every (H, width) is counted: 128 hidden sizes x 4 widths. The binary search for the first H that
@@ -300,6 +324,7 @@ TEST_CASE("each config is counted at most once: the configs counted never exceed
   s.heads = KnobRange{4, 4};
   s.kv_heads = KnobRange{2, 2};
   s.head_dim = KnobRange{16, 16};
+  s.min_head_dim = 16;
   s.min_head_dim = 16;
   s.attention_ratio = {0.001, 1000};
   s.experts = KnobRange{8, 8};
