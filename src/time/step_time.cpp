@@ -25,6 +25,7 @@
 #include "time/ops.hpp"
 #include "time/roofline.hpp"
 #include "time/step_time.hpp"
+#include "time/weight_elements.hpp"
 #include "util/checked.hpp"
 #include "util/enum_names.hpp"
 #include "util/mention.hpp"
@@ -32,6 +33,11 @@
 
 namespace smelt {
 namespace {
+
+using time_detail::kind_elements;
+using time_detail::KindElements;
+using time_detail::weight_elements;
+using time_detail::WeightElements;
 
 using i64 = std::int64_t;
 using time_detail::OpContext;
@@ -48,20 +54,6 @@ constexpr detail::EnumNames<Bound, 4> kBounds{{{Bound::compute, "compute"},
                                                {Bound::overhead, "overhead"}}};
 
 double dbl(i64 v) { return static_cast<double>(v); }
-
-// The weight elements of a stage on the unsharded layout `ur` (no ZeRO, no distributed optimizer), dense and routed
-// experts, summed as training_step() sums model_state()'s weight terms: each term's bytes over the element size,
-// in the terms' order.
-struct WeightElements {
-  double dense = 0;
-  double experts = 0;
-};
-WeightElements weight_elements(const memory_detail::ModelState& state, const memory_detail::ResolvedLayout& r) {
-  WeightElements out;
-  for (const MemoryTerm& t : state.weights.terms)
-    (t.name == "experts" ? out.experts : out.dense) += dbl(t.bytes) / dbl(r.param_bytes);
-  return out;
-}
 
 void check(const TimeOptions& o, detail::Violations& errors) {
   for (const char* name : {"decode_batch", "decode_context"}) detail::check_integer(o, name, errors);
@@ -274,103 +266,6 @@ StepTime decode_step(const ModelConfig& c, const memory_detail::ResolvedLayout& 
   return step;
 }
 
-// model_state()'s weight elements without count()'s report: each layer's parameter terms from its kind's (MoE or
-// dense, attention kind), counted once (layer_cost()), summed and rounded layer by layer in model_state()'s order,
-// so the same integers, in the same order, make the same doubles. Only where count() could raise nothing: plain
-// spans and no MTP modules (whose parameters join terms this does not follow), and every total it checks far
-// within 64 bits; elsewhere count()'s report is read as before.
-struct KindElements {
-  std::array<ParamTerms, 2 * 3> params{};                                               // by (MoE, attention kind)
-  const std::vector<std::vector<std::pair<std::size_t, i64>>>* stage_layers = nullptr;  // TrainingShape's
-  static std::size_t key(const ModelConfig& c, i64 layer) {
-    return static_cast<std::size_t>((c.is_moe_layer(layer) ? 3 : 0) + static_cast<int>(c.attention_at(layer)));
-  }
-
-  WeightElements of(const ModelConfig& c, const memory_detail::ResolvedLayout& ur, i64 stage) const {
-    using memory_detail::ceil_div;
-    const MemoryLayout& l = ur.layout;
-    const i64 stages = static_cast<i64>(ur.stage_layers.size());
-    const bool first = stage == 0, last = stage == stages - 1;
-    struct Sum {
-      i64 ParamTerms::*member;
-      i64 split;
-      i64 total = 0;
-    };
-    std::array<Sum, 5> sums{{{&ParamTerms::attention, l.tp},
-                             {&ParamTerms::norms, 1},
-                             {&ParamTerms::router, 1},
-                             {&ParamTerms::shared_experts, l.tp},
-                             {&ParamTerms::dense_ffn, l.tp}}};
-    std::array<i64, 10> terms{};  // the dense terms in model_state()'s order
-    std::size_t n_terms = 0;
-    std::array<std::size_t, 5> at{};  // where each sum sits in `terms`
-    i64 experts = 0;
-    // Layer by layer in model_state(), kind by kind here: the same integer sums, each term placed where its
-    // first layer puts it (the kinds in the order they first appear on the stage).
-    for (const auto& [kind, count] : stage_layers->at(static_cast<std::size_t>(stage))) {
-      const ParamTerms& p = params[kind];
-      for (std::size_t k = 0; k < sums.size(); ++k)
-        if (const i64 elements = p.*sums[k].member; elements > 0) {
-          if (sums[k].total == 0) at[k] = n_terms++;
-          sums[k].total += count * ceil_div(elements, sums[k].split);
-        }
-      if (p.experts > 0) experts += count * ceil_div(p.experts / l.ep, l.etp);
-    }
-    for (std::size_t k = 0; k < sums.size(); ++k)
-      if (sums[k].total > 0) terms[at[k]] = sums[k].total;
-    const i64 embedding = c.vocab_size * c.hidden_size;
-    if (first && embedding > 0) terms[n_terms++] = ceil_div(embedding, l.tp);
-    if (last) {
-      const i64 head = c.tie_embeddings ? (first ? 0 : embedding) : embedding;
-      if (head > 0) terms[n_terms++] = ceil_div(head, l.tp);
-      const i64 final_norm = c.norm == NormType::layernorm ? 2 * c.hidden_size : c.hidden_size;
-      if (sums[1].total > 0)
-        terms[at[1]] += final_norm;  // "norms" merged into the layers' term
-      else
-        terms[n_terms++] = final_norm;
-      if (const i64 extras = count_detail::loop_extras(c).params; extras > 0) terms[n_terms++] = extras;
-    }
-    WeightElements out;
-    for (std::size_t t = 0; t < n_terms; ++t) out.dense += dbl(terms[t] * ur.param_bytes) / dbl(ur.param_bytes);
-    if (experts > 0) out.experts += dbl(experts * ur.param_bytes) / dbl(ur.param_bytes);
-    return out;
-  }
-};
-
-std::optional<KindElements> kind_elements(const ModelConfig& c, const time_detail::TrainingShape& shape) {
-  if (c.mtp_modules > 0) return std::nullopt;
-  for (const LoopConfig& l : c.loops)
-    if (l.norm_each_pass || l.exit_gate || l.norm_after || l.injection != Injection::none || l.lora_rank > 0 ||
-        l.backprop_passes > 0 || l.kv_policy != KvPolicy::per_visit)
-      return std::nullopt;
-  const i64 seq = shape.r.layout.seq;
-  KindElements out;
-  // Bounds on what count() sums and checks: every parameter and KV total, and their products with the element
-  // sizes, stay far below 2^63 (2^56 here), so neither it nor the sums below can overflow.
-  __extension__ typedef __int128 i128;
-  if (seq < 1 || seq > detail::kMaxContext) return std::nullopt;
-  i128 params = 2 * i128{c.vocab_size} * c.hidden_size + 4 * i128{c.hidden_size};
-  for (std::size_t k = 0; k < shape.layers.size(); ++k) {
-    if (shape.layers[k] == 0) continue;
-    const i64 i = shape.first_layer[k];
-    try {
-      out.params[k] = count_detail::layer_cost(c, i, c.is_moe_layer(i), c.attention_at(i), seq, {false, seq}).params;
-    } catch (const detail::overflow&) {
-      return std::nullopt;  // count() raises its own error
-    }
-    const ParamTerms& p = out.params[k];
-    params += shape.layers[k] * (i128{p.attention} + p.norms + p.router + p.experts + p.shared_experts + p.dense_ffn);
-  }
-  const i128 kv = i128{shape.visits} *
-                  (2 * i128{c.attention.num_kv_heads} * c.attention.head_dim + c.attention.mla.kv_lora_rank +
-                   c.attention.mla.qk_rope_head_dim) *
-                  (seq + 1) * (c.kv_cache_bytes + 1);
-  out.stage_layers = &shape.stage_layers;
-  constexpr i128 kFar = i128{1} << 56;
-  if (params * 16 > kFar || kv > kFar) return std::nullopt;
-  return out;
-}
-
 }  // namespace
 
 std::string_view to_string(OpKind v) { return detail::name_of(kOpKinds, v); }
@@ -459,23 +354,7 @@ time_detail::TrainingShape time_detail::training_shape(const ModelConfig& c, con
   TrainingShape shape;
   shape.r = resolve(c, layout, options);
   shape.schedule = schedule(c);
-  for (i64 i = 0; i < c.num_layers; ++i) {
-    const std::size_t k = KindElements::key(c, i);
-    if (shape.first_layer[k] < 0) shape.first_layer[k] = i;
-    shape.layers[k] += 1;
-    shape.visits += c.visits(i);
-  }
-  for (const std::vector<i64>& layers : shape.r.stage_layers) {
-    std::vector<std::pair<std::size_t, i64>>& kinds = shape.stage_layers.emplace_back();
-    for (const i64 i : layers) {
-      const std::size_t k = KindElements::key(c, i);
-      const auto seen = std::find_if(kinds.begin(), kinds.end(), [&](const auto& p) { return p.first == k; });
-      if (seen == kinds.end())
-        kinds.emplace_back(k, 1);
-      else
-        seen->second += 1;
-    }
-  }
+  time_detail::count_layer_kinds(c, shape);
   shape.kinds = memory_detail::named_failures(c, shape.r, "time report",
                                               [&] { return training_kinds(c, shape.r, options, shape.schedule); });
   return shape;
