@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "solve/exact_budget.hpp"
 #include "solve/fraction.hpp"
 
 namespace smelt::solve_detail {
@@ -42,7 +43,6 @@ Crossing closest_index(std::int64_t n, i128 t, const std::vector<std::pair<std::
                        const ClosestHints& hints, Value&& value, CannotEnter&& cannot_enter) {
   using i64 = std::int64_t;
   const auto floor_div = [](i128 a, i128 b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); };
-  const auto gap = [&](i128 f) { return Fraction{f > t ? f - t : t - f, t > 0 ? t : 1}; };
   Crossing c{-1, n, 0, 0, 0};
   i64 last_k = -1, prev_k = -1;  // the last two evaluations, for a slope where both lie on one side
   i128 last_f = 0, prev_f = 0;
@@ -98,10 +98,10 @@ Crossing closest_index(std::int64_t n, i128 t, const std::vector<std::pair<std::
     return c;
   }
   c.best = c.lo;
-  if (c.hi < n && (c.lo < 0 || compare(gap(c.f_hi), gap(c.f_lo)) <= 0)) {
+  if (c.hi < n && (c.lo < 0 || compare(gap(c.f_hi, t), gap(c.f_lo, t)) <= 0)) {
     c.best = c.hi;
     // Equal values tie and the larger index wins: the last of hi's plateau, galloping then bisecting.
-    if (!cannot_enter(gap(c.f_hi))) {
+    if (!cannot_enter(gap(c.f_hi, t))) {
       i64 a = c.hi, b = n, step = 1;  // a on the plateau, b beyond it (n: not yet known)
       while (a + step < n) {
         if (value(a + step) != c.f_hi) {
