@@ -164,7 +164,7 @@ def measure(cfg: dict, batch: int, seq: int, dtype: torch.dtype = torch.float32,
             seed: int = 1) -> dict:
     """The peak of one steady training step (bytes) and what is live at it; see the module's docstring."""
     _model = _probe._import_reference()
-    model = _model.ReferenceModel(cfg, True)
+    model = _model.ReferenceModel(cfg)
     _model._init(model, 0)
     model.to(dtype)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -193,8 +193,12 @@ def measure(cfg: dict, batch: int, seq: int, dtype: torch.dtype = torch.float32,
         return t
 
     handles = _labels(model)
+    # oneDNN's reduced-precision matmul takes a workspace whose size follows the CPU's instruction set (on an AVX-512
+    # Xeon without bf16 instructions, another output's worth at the LM head: 131 KB over smelt's peak for tiny-moe in
+    # bfloat16, 148 B without it); the step is measured without it, so the peak is the step's tensors on any CPU.
     try:
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True) as prof:
+        with torch.backends.mkldnn.flags(enabled=False), \
+                profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True) as prof:
             with record_function("forward"), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
                 loss = model.loss(tokens)
             with record_function("backward"):

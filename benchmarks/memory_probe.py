@@ -132,7 +132,7 @@ def probe(cfg: dict, dtype: torch.dtype, device: torch.device, batch: int, seq: 
         torch.cuda.empty_cache()
     base = mem()
     with device:
-        model = model_mod.ReferenceModel(cfg, True)
+        model = model_mod.ReferenceModel(cfg)
     model_mod._init(model, 0)
     model.to(dtype)
     d = cfg.get("mtp_modules", 0)

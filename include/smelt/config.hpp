@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,12 @@ enum class LayerAttention { full, sliding, chunked };
 enum class FfnType { gated, plain };
 enum class NormType { rmsnorm, layernorm };
 enum class RouterScore { softmax, sigmoid };
+// How a router turns its scores into the chosen experts and their weights (none changes a count).
+// plain: top-k of the scores, each expert's output weighed by its score; moe.router_bias is added to the logits
+// (gpt-oss). Softmax scores only. deepseek: DeepseekV3TopkRouter's form: moe.router_bias is a correction bias
+// added to the scores for the choice alone, the output weighed by the uncorrected score. llama4: Llama4Router's:
+// top-k of the logits, the sigmoid of the chosen weighs the expert's *input*; never renormalised, no bias.
+enum class RouterForm { plain, deepseek, llama4 };
 // Where a layer's norms sit. pre: one before each sublayer, x + f(norm(x))
 // (Llama). sandwich: also one on each sublayer's output, x + norm2(f(norm1(x)))
 // (Ouro, Gemma 2). sandwich_residual: also one on the residual sum,
@@ -38,6 +45,7 @@ std::string_view to_string(LayerAttention v);
 std::string_view to_string(FfnType v);
 std::string_view to_string(NormType v);
 std::string_view to_string(RouterScore v);
+std::string_view to_string(RouterForm v);
 std::string_view to_string(NormPlacement v);
 // parse_* throw config_error naming `field` when the word is not known.
 AttentionType parse_attention_type(std::string_view s, std::string_view field);
@@ -46,6 +54,7 @@ LayerAttention parse_layer_attention(std::string_view s, std::string_view field)
 FfnType parse_ffn_type(std::string_view s, std::string_view field);
 NormType parse_norm_type(std::string_view s, std::string_view field);
 RouterScore parse_router_score(std::string_view s, std::string_view field);
+RouterForm parse_router_form(std::string_view s, std::string_view field);
 NormPlacement parse_norm_placement(std::string_view s, std::string_view field);
 
 // Multi-head Latent Attention sizes (DeepSeek-V2/V3 names).
@@ -98,6 +107,18 @@ struct MoeConfig {
   bool shared_gate = false;       // sigmoid gate H -> 1 on the shared output (Qwen2-MoE)
   bool router_bias = false;       // one bias per expert (gpt-oss; DeepSeek-V3's correction bias)
   RouterScore router_score = RouterScore::softmax;
+  // The routing choices no count depends on (the reference model runs them; docs/config.md, section 1.4):
+  // router_form (see RouterForm; default_router_form() when a file does not say), whether the top-k weights are
+  // divided by their sum (default_renormalize()), and gpt-oss's clamped SwiGLU in the routed experts
+  // (GptOssExperts: gate clamped above at limit, up to [-limit, limit], (up + 1) * gate * sigmoid(alpha * gate)).
+  RouterForm router_form = RouterForm::plain;
+  bool renormalize = true;
+  struct ClampedSwiglu {
+    double alpha = 0;
+    double limit = 0;
+    friend bool operator==(const ClampedSwiglu&, const ClampedSwiglu&) = default;
+  };
+  std::optional<ClampedSwiglu> clamped_swiglu;
   // Which layers are MoE. When `layers` (1-based) is non-empty it is the list;
   // otherwise 0-based layer i is MoE when i >= first_dense and i % every == phase.
   std::int64_t first_dense = 0;
@@ -107,6 +128,12 @@ struct MoeConfig {
 
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };
+
+// The router form and renormalisation a native config has when it does not name them: softmax scores route
+// plainly; sigmoid scores as DeepSeek-V3 with moe.router_bias (its correction bias) and as Llama 4 without; every
+// form but Llama 4's renormalises.
+RouterForm default_router_form(const MoeConfig& m);
+bool default_renormalize(RouterForm form);
 
 // What enters a span before each pass besides the state: nothing, or
 // (linear) Huginn's adapter, Linear(2H -> H) of the state and the span's input

@@ -169,7 +169,7 @@ struct Builder {
     // The router's bias: gpt-oss's on the logits (trained) or DeepSeek's correction bias (never stepped).
     linear(Term::router, "ffn.router.weight", "", h(), m.num_experts, false);
     if (m.router_bias) {
-      const bool correction = m.router_score == RouterScore::sigmoid;
+      const bool correction = m.router_form == RouterForm::deepseek;
       tensor(Term::router, correction ? "ffn.router.e_score_correction_bias" : "ffn.router.bias", m.num_experts, 1,
              !correction);
     }

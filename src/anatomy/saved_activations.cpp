@@ -52,8 +52,11 @@ struct SavedBuilder {
 
   // One FFN of `width` on `rows` rows: SwiGLU keeps the gate and up products, the SiLU output and their product;
   // a plain FFN the up product and the GELU output.
-  void ffn(const char* name, i64 rows, i64 width, Spread spread, i64 count = 1) {
-    save(name, mul3(rows, width, c.ffn.type == FfnType::gated ? 4 : 2), e, spread, count);
+  // An FFN's intermediates, rows x width each: gated, the gate, its activation, up and their product (4); plain,
+  // up and its activation (2); gpt-oss's clamped SwiGLU (moe.clamped_swiglu, the routed experts), the gate and up
+  // before their clamps, up + 1, the clamped gate, its sigmoid, the product of the first three and the whole (7).
+  void ffn(const char* name, i64 rows, i64 width, Spread spread, i64 count = 1, bool clamped = false) {
+    save(name, mul3(rows, width, clamped ? 7 : c.ffn.type == FfnType::gated ? 4 : 2), e, spread, count);
   }
 
   void attention_gqa(Recompute recompute) {
@@ -117,21 +120,23 @@ struct SavedBuilder {
     const auto& m = c.moe;
     save("input", mul(n, h, "activation elements"), e, Spread::replicated);  // read by router, gather, shared
     const i64 slots = mul(n, m.top_k, "activation elements");                // (token, chosen expert) pairs
-    const bool llama4 = m.router_score == RouterScore::sigmoid && !m.router_bias;
-    // The router: its scores over every expert (softmax, or sigmoid in DeepSeek's form), the chosen experts, and
-    // the weights with their sum when renormalised; Llama 4's form keeps only the sigmoid of the chosen logits.
+    const bool llama4 = m.router_form == RouterForm::llama4;
+    // The router: its scores over every expert (softmax, or sigmoid in DeepSeek's form), the chosen experts, and,
+    // when renormalised (moe.renormalize), the chosen weights and their sum, which the division keeps (unnormalised,
+    // the weights are picked from the scores and nothing keeps them); Llama 4's form keeps only the sigmoid of the
+    // chosen logits.
     if (llama4) {
       save("router_weights", slots, e, Spread::replicated);
     } else {
       save("router_scores", mul(n, m.num_experts, "activation elements"), e, Spread::replicated);
-      save("router_weights", add(slots, n, "activation elements"), e, Spread::replicated);
+      if (m.renormalize) save("router_weights", add(slots, n, "activation elements"), e, Spread::replicated);
     }
     save("router_choices", slots, kIndexBytes, Spread::replicated);
     // Dispatch: the sort order and each slot's token (int64), the gathered tokens, each slot's weight.
     save("dispatch_indices", mul(slots, 2, "activation elements"), kIndexBytes, Spread::replicated);
     save("dispatched_tokens", mul(slots, h, "activation elements"), e, Spread::expert);
     save("slot_weights", slots, e, Spread::replicated);
-    ffn("expert_intermediate", slots, m.expert_width, Spread::expert);
+    ffn("expert_intermediate", slots, m.expert_width, Spread::expert, 1, m.clamped_swiglu.has_value());
     // The experts' outputs, concatenated, and weighted (index_add keeps its source); Llama 4 weighs the inputs
     // instead: the weighted tokens, then the concatenated outputs.
     save(llama4 ? "weighted_tokens" : "expert_outputs", mul(slots, h, "activation elements"), e, Spread::expert);

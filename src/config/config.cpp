@@ -84,4 +84,11 @@ void parse_span(std::string_view text, std::string_view field, LoopConfig& loop)
 
 std::string format_span(const LoopConfig& loop) { return fmt::format("{}-{}", loop.first, loop.last); }
 
+RouterForm default_router_form(const MoeConfig& m) {
+  if (m.router_score == RouterScore::softmax) return RouterForm::plain;
+  return m.router_bias ? RouterForm::deepseek : RouterForm::llama4;
+}
+
+bool default_renormalize(RouterForm form) { return form != RouterForm::llama4; }
+
 }  // namespace smelt

@@ -19,6 +19,8 @@ constexpr EnumNames<FfnType, 2> kFfnType{{{FfnType::gated, "gated"}, {FfnType::p
 constexpr EnumNames<NormType, 2> kNormType{{{NormType::rmsnorm, "rmsnorm"}, {NormType::layernorm, "layernorm"}}};
 constexpr EnumNames<RouterScore, 2> kRouterScore{
     {{RouterScore::softmax, "softmax"}, {RouterScore::sigmoid, "sigmoid"}}};
+constexpr EnumNames<RouterForm, 3> kRouterForm{
+    {{RouterForm::plain, "plain"}, {RouterForm::deepseek, "deepseek"}, {RouterForm::llama4, "llama4"}}};
 constexpr EnumNames<NormPlacement, 3> kNormPlacement{{{NormPlacement::pre, "pre"},
                                                       {NormPlacement::sandwich, "sandwich"},
                                                       {NormPlacement::sandwich_residual, "sandwich_residual"}}};
@@ -41,6 +43,7 @@ std::string_view to_string(LayerAttention v) { return name_of(kLayerAttention, v
 std::string_view to_string(FfnType v) { return name_of(kFfnType, v); }
 std::string_view to_string(NormType v) { return name_of(kNormType, v); }
 std::string_view to_string(RouterScore v) { return name_of(kRouterScore, v); }
+std::string_view to_string(RouterForm v) { return name_of(kRouterForm, v); }
 std::string_view to_string(NormPlacement v) { return name_of(kNormPlacement, v); }
 std::string_view to_string(Injection v) { return name_of(kInjection, v); }
 std::string_view to_string(LoraTarget v) { return name_of(kLoraTarget, v); }
@@ -52,6 +55,7 @@ LayerAttention parse_layer_attention(std::string_view s, std::string_view f) { r
 FfnType parse_ffn_type(std::string_view s, std::string_view f) { return parse_of(kFfnType, s, f); }
 NormType parse_norm_type(std::string_view s, std::string_view f) { return parse_of(kNormType, s, f); }
 RouterScore parse_router_score(std::string_view s, std::string_view f) { return parse_of(kRouterScore, s, f); }
+RouterForm parse_router_form(std::string_view s, std::string_view f) { return parse_of(kRouterForm, s, f); }
 NormPlacement parse_norm_placement(std::string_view s, std::string_view f) { return parse_of(kNormPlacement, s, f); }
 Injection parse_injection(std::string_view s, std::string_view f) { return parse_of(kInjection, s, f); }
 LoraTarget parse_lora_target(std::string_view s, std::string_view f) { return parse_of(kLoraTarget, s, f); }

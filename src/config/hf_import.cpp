@@ -51,6 +51,7 @@ void read_qwen_moe(JsonObject& o, ModelConfig& c) {
   c.moe.num_experts = either_integer(o, "num_experts", "num_local_experts");
   c.moe.top_k = o.integer("num_experts_per_tok");
   c.moe.expert_width = o.integer("moe_intermediate_size");
+  c.moe.renormalize = o.boolean("norm_topk_prob", false);  // Qwen2MoeConfig and Qwen3MoeConfig: default false
   const i64 step = o.integer("decoder_sparse_step", 1);
   const auto dense_only = integer_list(o, "mlp_only_layers").value_or(std::vector<i64>{});
   check_layer_indices(o, "mlp_only_layers", dense_only, c);
@@ -142,6 +143,7 @@ Kinds read_olmoe(JsonObject& o, ModelConfig& c) {
   c.moe.num_experts = either_integer(o, "num_experts", "num_local_experts");  // OlmoeConfig's attribute_map
   c.moe.top_k = o.integer("num_experts_per_tok");
   c.moe.expert_width = o.integer("intermediate_size");
+  c.moe.renormalize = o.boolean("norm_topk_prob", false);  // OlmoeConfig's default
   return {};
 }
 
@@ -183,6 +185,11 @@ Kinds read_deepseek(JsonObject& o, ModelConfig& c, bool v3) {
     o.violation(fmt::format("{} = \"{}\": must be \"softmax\" or \"sigmoid\"", o.field("scoring_func"), scoring));
   const bool noaux_tc = o.string("topk_method", "greedy") == "noaux_tc";
   m.router_bias = v3 || noaux_tc;
+  // DeepseekV3TopkRouter's form (the bias is its correction bias, under softmax scores too; softmax without a
+  // bias is the plain form, the same weights); V3 divides by the chosen weights' sum by norm_topk_prob
+  // (DeepseekV3Config: default true), V2's router never does.
+  m.router_form = m.router_bias || m.router_score == RouterScore::sigmoid ? RouterForm::deepseek : RouterForm::plain;
+  m.renormalize = v3 && o.boolean("norm_topk_prob", true);
   c.mtp_modules = o.integer("num_nextn_predict_layers", 0);
   return {};
 }
@@ -203,6 +210,8 @@ Kinds read_gpt_oss(JsonObject& o, ModelConfig& c) {
   c.moe.expert_width = o.integer("intermediate_size");
   // The released configs carry both spellings; the modeling code reads num_experts_per_tok.
   c.moe.top_k = either_integer(o, "num_experts_per_tok", "experts_per_token");
+  // GptOssExperts' clamped SwiGLU: alpha fixed at 1.702 in the modeling code, the limit from the config.
+  c.moe.clamped_swiglu = MoeConfig::ClampedSwiglu{1.702, o.number("swiglu_limit", 7.0)};
   // GptOssConfig's default layer_types: sliding on even layers, full on odd ones.
   return per_layer<LayerAttention>(
       c, [](i64 i) { return (i + 1) % 2 != 0 ? LayerAttention::sliding : LayerAttention::full; });
@@ -223,6 +232,13 @@ Kinds read_dbrx(JsonObject& o, ModelConfig& c) {
     c.moe.expert_width = f->integer("ffn_hidden_size");
     c.moe.num_experts = f->integer("moe_num_experts");
     c.moe.top_k = f->integer("moe_top_k");
+    // The chosen weights divided by their p-norm (DbrxFFNConfig: p = 1, their sum); null: not divided.
+    if (f->has("moe_normalize_expert_weights") && f->raw("moe_normalize_expert_weights") == nullptr) {
+      c.moe.renormalize = false;  // null
+    } else if (const double norm = f->number("moe_normalize_expert_weights", 1.0); norm != 1.0) {
+      f->violation("moe_normalize_expert_weights", fmt::format("{}", norm),
+                   "must be 1 (the weights divided by their sum) or null (not divided): smelt has no other p-norm");
+    }
   }
   // DBRX norms are LayerNorm(bias=False): one weight vector each, the same
   // parameter count as RMSNorm, which is what NormType decides here.
@@ -248,6 +264,8 @@ Kinds read_llama4_text(JsonObject& o, ModelConfig& c) {
   m.num_shared_experts = 1;
   m.shared_width = m.expert_width;
   m.router_score = RouterScore::sigmoid;
+  m.router_form = RouterForm::llama4;  // Llama4Router: top-k of the logits, the sigmoid weighs the input
+  m.renormalize = false;
   const i64 step = o.integer("interleave_moe_layer_step", 1);
   if (step < 1) {
     o.violation("interleave_moe_layer_step", fmt::format("{}", step), "must be positive");

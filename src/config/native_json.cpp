@@ -101,6 +101,12 @@ void read_moe(detail::JsonObject m, ModelConfig& c) {
   moe.shared_gate = m.boolean("shared_gate", false);
   moe.router_bias = m.boolean("router_bias", false);
   moe.router_score = parse_word(m, "router_score", "softmax", parse_router_score);
+  moe.router_form = parse_word(m, "router_form", std::string(to_string(default_router_form(moe))), parse_router_form);
+  moe.renormalize = m.boolean("renormalize", default_renormalize(moe.router_form));
+  if (auto clamp = m.object("clamped_swiglu", true)) {
+    moe.clamped_swiglu = MoeConfig::ClampedSwiglu{clamp->number("alpha"), clamp->number("limit")};
+    clamp->reject_unknown_keys();
+  }
   if (const auto* layers = m.raw("layers")) {
     if (layers->is_array()) {
       for (std::size_t i = 0; i < layers->size(); ++i) {
@@ -199,15 +205,17 @@ bool covers(std::string_view reported, std::string_view field) {
 }
 
 // Reading found problems; the rules may find more in the fields that did read
-// well. Report both, skipping rule violations on fields already reported.
-void merge_rule_violations(const ModelConfig& c, detail::Violations& violations) {
+// well. Report both, skipping rule violations on fields already reported (`root` names them as reading did: under
+// "smelt." in a model_type "smelt" file).
+void merge_rule_violations(const ModelConfig& c, detail::Violations& violations, const detail::JsonObject& root) {
   try {
     config_detail::validate_fields(c);
   } catch (const config_error& e) {
     for (const auto& rule : e.violations()) {
       const auto& listed = violations.list();
-      const bool seen =
-          std::any_of(listed.begin(), listed.end(), [&](const Violation& v) { return covers(v.field, rule.field); });
+      const bool seen = std::any_of(listed.begin(), listed.end(), [&](const Violation& v) {
+        return covers(v.field, rule.field.empty() ? rule.field : root.field(rule.field));
+      });
       if (!seen) violations.add(rule);
     }
   }
@@ -251,7 +259,7 @@ ModelConfig config_detail::native_config_from_json(const nlohmann::json& json, s
   c.mtp_modules = root.integer("mtp_modules", 0);
   root.reject_unknown_keys();
   if (!violations.empty()) {
-    merge_rule_violations(c, violations);
+    merge_rule_violations(c, violations, root);
     violations.throw_if_any();
   }
   config_detail::validate_fields(c);
@@ -328,6 +336,11 @@ nlohmann::ordered_json config_detail::config_json(const ModelConfig& c) {
     moe["shared_gate"] = m.shared_gate;
     moe["router_bias"] = m.router_bias;
     moe["router_score"] = to_string(m.router_score);
+    // The routing choices are written only where they differ from what a file that does not name them reads.
+    if (m.router_form != default_router_form(m)) moe["router_form"] = to_string(m.router_form);
+    if (m.renormalize != default_renormalize(m.router_form)) moe["renormalize"] = m.renormalize;
+    if (m.clamped_swiglu)
+      moe["clamped_swiglu"] = {{"alpha", m.clamped_swiglu->alpha}, {"limit", m.clamped_swiglu->limit}};
     if (m.layers.empty())
       moe["layers"] = {{"first_dense", m.first_dense}, {"every", m.every}, {"phase", m.phase}};
     else

@@ -73,6 +73,31 @@ void check_attention(const ModelConfig& c, Violations& v) {
     v.add("attention.chunk", fmt::format("{}", a.chunk), "must be 0 when attention.pattern has no \"chunked\" layer");
 }
 
+// The routing choices (RouterForm, renormalize, clamped_swiglu): each form's own scores and bias.
+void check_routing(const ModelConfig& c, Violations& v) {
+  const auto& m = c.moe;
+  const auto form = [&] { return fmt::format("\"{}\"", to_string(m.router_form)); };
+  if (m.router_form == RouterForm::plain && m.router_score != RouterScore::softmax)
+    v.add("moe.router_form", form(),
+          "routes softmax scores only: with moe.router_score \"sigmoid\" use \"deepseek\" or \"llama4\"");
+  if (m.router_form == RouterForm::deepseek && m.router_score == RouterScore::softmax && !m.router_bias)
+    v.add("moe.router_form", form(),
+          "without moe.router_bias, softmax scores route as \"plain\" (the same choice and weights): say \"plain\"");
+  if (m.router_form == RouterForm::llama4 && (m.router_score != RouterScore::sigmoid || m.router_bias || m.renormalize))
+    v.add("moe.router_form", form(),
+          fmt::format("needs moe.router_score \"sigmoid\", moe.router_bias false and moe.renormalize false (Llama 4's "
+                      "router; they are \"{}\", {}, {})",
+                      to_string(m.router_score), m.router_bias, m.renormalize));
+  if (!m.clamped_swiglu) return;
+  const auto positive = [&](std::string_view key, double x) {
+    if (!(std::isfinite(x) && x > 0))
+      v.add(fmt::format("moe.clamped_swiglu.{}", key), fmt::format("{}", x), "must be a finite number above 0");
+  };
+  positive("alpha", m.clamped_swiglu->alpha);
+  positive("limit", m.clamped_swiglu->limit);
+  if (c.ffn.type != FfnType::gated) v.add("moe.clamped_swiglu", "", "needs ffn.type \"gated\" (a SwiGLU to clamp)");
+}
+
 void check_moe(const ModelConfig& c, Violations& v) {
   const auto& m = c.moe;
   v.range("moe.num_experts", m.num_experts, 1, kMaxExperts);
@@ -86,6 +111,7 @@ void check_moe(const ModelConfig& c, Violations& v) {
   else if (m.shared_width != 0 || m.shared_gate)
     v.add("moe.shared_width", fmt::format("{}, moe.shared_gate = {}", m.shared_width, m.shared_gate),
           "must be 0 and false without shared experts");
+  check_routing(c, v);
   if (!m.layers.empty()) {
     std::set<std::int64_t> seen;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {

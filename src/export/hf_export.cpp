@@ -79,6 +79,11 @@ Json semantic(const ModelConfig& c) {
   for (std::int64_t i = 0; i < c.num_layers; ++i) kinds.push_back(to_string(c.attention_at(i)));
   j["attention"]["pattern"] = std::move(kinds);
   if (j.contains("moe")) {
+    // The routing choices too, written only where they differ from their defaults (before the layers, as read).
+    j["moe"].erase("layers");
+    j["moe"]["router_form"] = to_string(c.moe.router_form);
+    j["moe"]["renormalize"] = c.moe.renormalize;
+    if (!c.moe.clamped_swiglu) j["moe"]["clamped_swiglu"] = nullptr;
     Json layers = Json::array();
     const std::vector<bool> moe = export_detail::moe_layer_flags(c);
     for (std::size_t i = 0; i < moe.size(); ++i)

@@ -115,6 +115,7 @@ void write_qwen_moe(const ModelConfig& c, HfJson& j) {
   j["num_experts"] = c.moe.num_experts;
   j["num_experts_per_tok"] = c.moe.top_k;
   j["moe_intermediate_size"] = c.moe.expert_width;
+  j["norm_topk_prob"] = c.moe.renormalize;
   write_qwen_moe_layers(c, j);
 }
 
@@ -136,6 +137,7 @@ void write_olmoe(const ModelConfig& c, HfJson& j) {
   j["num_experts"] = c.moe.num_experts;
   j["num_experts_per_tok"] = c.moe.top_k;
   j["intermediate_size"] = c.moe.expert_width;
+  j["norm_topk_prob"] = c.moe.renormalize;
 }
 
 // DeepSeek MoE layers: i >= first_k_dense_replace and i % moe_layer_freq == 0.
@@ -160,6 +162,7 @@ void write_deepseek(const ModelConfig& c, HfJson& j, bool v3) {
   j["moe_layer_freq"] = m.every;
   j["scoring_func"] = to_string(m.router_score);
   if (!v3) j["topk_method"] = m.router_bias ? "noaux_tc" : "greedy";
+  if (v3) j["norm_topk_prob"] = m.renormalize;  // V2's router never renormalises
   j["num_nextn_predict_layers"] = c.mtp_modules;
 }
 
@@ -173,6 +176,7 @@ void write_gpt_oss(const ModelConfig& c, HfJson& j) {
   j["num_experts_per_tok"] = c.moe.top_k;
   j["experts_per_token"] = c.moe.top_k;
   j["intermediate_size"] = c.moe.expert_width;
+  if (c.moe.clamped_swiglu) j["swiglu_limit"] = c.moe.clamped_swiglu->limit;  // alpha is the modeling code's
   j["sliding_window"] = c.attention.window;
   j["layer_types"] = HfJson::array();
   for (const auto kind : kinds(c))
@@ -190,8 +194,10 @@ void write_dbrx(const ModelConfig& c, HfJson& j) {
   // reads it from attn_config and cannot build without it); 10000 is the
   // default transformers 4 gave it. smelt does not model rotary settings.
   j["attn_config"] = {{"kv_n_heads", c.attention.num_kv_heads}, {"rope_theta", 10000.0}};
-  j["ffn_config"] = {
-      {"ffn_hidden_size", c.moe.expert_width}, {"moe_num_experts", c.moe.num_experts}, {"moe_top_k", c.moe.top_k}};
+  j["ffn_config"] = {{"ffn_hidden_size", c.moe.expert_width},
+                     {"moe_num_experts", c.moe.num_experts},
+                     {"moe_top_k", c.moe.top_k},
+                     {"moe_normalize_expert_weights", c.moe.renormalize ? HfJson(1.0) : HfJson(nullptr)}};
   j["torch_dtype"] = dtype_of(c);
 }
 

@@ -84,7 +84,7 @@ MemoryPart smelt_transient(const ActivationInput& in, const StageMemory& st, con
       {"attention_backward",
        core + values + nh + head + pending_gradient_elements(c, last_visit.moe, last_visit.last_visit) * pe - freed});
   const bool moe_last = last_visit.moe;
-  if (moe_last && !(m.router_score == RouterScore::sigmoid && !m.router_bias)) {
+  if (moe_last && m.router_form != RouterForm::llama4) {
     // The weighted sum of the routed experts' outputs: the gradients of the weighted outputs, of the experts'
     // outputs and of their product with the weights, that product's sum over H; less the shared experts (and
     // gate) already freed, plus the shared experts' input gradient waiting for the router's.

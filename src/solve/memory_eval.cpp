@@ -223,7 +223,7 @@ i64 MemoryEvaluator::count(const ModelConfig& c) const {
     const i64 freed = after_loss + last_ffn_norm + last_ffn + 2 * values;
     peak = std::max(peak, core + values + nh + head +
                               memory_detail::pending_gradient_elements(c, last_.moe, last_visit_) * pe - freed);
-    if (last_.moe && !(m.router_score == RouterScore::sigmoid && !m.router_bias)) {
+    if (last_.moe && m.router_form != RouterForm::llama4) {
       const i64 nk = mul(n, m.top_k, "activation elements");
       i64 shared =
           m.num_shared_experts * (c.ffn.type == FfnType::gated ? 4 : 2) * mul(n, m.shared_width, "elements") * e;

@@ -90,6 +90,19 @@ BAD = [
     (TINY, "norm_placement", "post"),
     (TINY, "ffn.type", "swiglu"),
     (TINY, "moe.router_score", "argmax"),
+    # the routing choices: words, their forms' rules, the clamp's numbers (a type error not repeated by a rule)
+    (TINY, "moe.router_form", "gpt"),
+    (TINY, "moe.router_form", "llama4"),
+    (TINY, "moe.router_form", "deepseek"),
+    (TINY, "moe", lambda c: dict(c["moe"], router_score="sigmoid", router_form="plain")),
+    (TINY, "moe", lambda c: dict(c["moe"], router_score="sigmoid", router_form="llama4", renormalize=True)),
+    (TINY, "moe.renormalize", "no"),
+    (TINY, "moe.clamped_swiglu", {"alpha": "a", "limit": -1}),
+    (TINY, "moe.clamped_swiglu", {"alpha": 1.702}),
+    (TINY, "moe.clamped_swiglu", {"alpha": -2, "limit": 0, "x": 1}),
+    (TINY, "moe.clamped_swiglu", [1.702, 7.0]),
+    (TINY, "*", lambda c: dict(c, ffn=dict(c["ffn"], type="plain"), moe=dict(c["moe"], clamped_swiglu={
+        "alpha": 1.702, "limit": 7.0}))),
     (TINY, "loop.injection", "add"),
     # loops: counts, spans, their order
     (TINY, "loop.count", 1000000),

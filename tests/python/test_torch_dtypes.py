@@ -17,7 +17,12 @@ from torch_support import example, mla_switches, sigmoid_routed  # noqa: E402
 
 
 def gpt_oss() -> dict:
-    return dict(st.shrink(example("hf/gpt-oss-20b.json")), num_layers=2)  # sinks, biased router, sliding W = 8
+    """Shrunk gpt-oss-20b: sinks, biased router, sliding W = 8; its experts' plain SwiGLU. The clamped form's
+    (up + 1) term doubles the experts' outputs at this initialisation, so 7 of the 20 bfloat16 tokens choose other
+    experts than in float32 (0.21 off); it is held to transformers in float64 instead (test_torch_hf.py)."""
+    cfg = dict(st.shrink(example("hf/gpt-oss-20b.json")), num_layers=2)
+    del cfg["moe"]["clamped_swiglu"]
+    return cfg
 
 
 CASES = {

@@ -17,8 +17,9 @@ if not transformers.utils.is_torch_available():
 
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
+import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
-from smelt.torch._hf_weights import clamped_swiglu, load_hf_state_dict  # noqa: E402
+from smelt.torch._hf_weights import load_hf_state_dict  # noqa: E402
 
 T = 12
 ATOL = 1e-10
@@ -110,7 +111,8 @@ def _pair(case: str, change: dict | None = None, renormalize: bool | None = None
           loader: dict | None = None):
     """(transformers model, reference model with its weights) for ``case``; the keywords make one of the
     differences the comparison must see: ``change`` the transformers config, ``renormalize`` and ``clamp`` the
-    reference model's routing and gpt-oss activation, ``loader`` keys of the config the loader is given."""
+    reference model's routing and gpt-oss activation (its native config's fields changed from what smelt reads
+    from the family's), ``loader`` keys of the config the loader is given."""
     cls, kwargs = CASES[case]
     cfg = getattr(transformers, cls)(**dict(kwargs, **(change or {})))
     hf = transformers.AutoModelForCausalLM.from_config(
@@ -118,10 +120,13 @@ def _pair(case: str, change: dict | None = None, renormalize: bool | None = None
     ).double().eval()
     _randomise(hf, seed=0)
     d = cfg.to_dict()
-    # build_model of the transformers config itself routes as the family does (hf_renormalize) by default
-    ref = st.build_model(d, renormalize=renormalize).double().eval()
-    if d["model_type"] == "gpt_oss" and clamp:
-        clamped_swiglu(ref, alpha=1.702, limit=7.0)  # GptOssExperts' constants
+    # smelt reads the family's routing into the native config (moe.renormalize, router_form, clamped_swiglu)
+    native = smelt.read_config(d).to_dict()
+    if renormalize is not None:
+        native["moe"]["renormalize"] = renormalize
+    if not clamp:
+        del native["moe"]["clamped_swiglu"]
+    ref = st.build_model(native).double().eval()
     load_hf_state_dict(ref, hf.state_dict(), dict(d, **(loader or {})))
     return hf, ref
 

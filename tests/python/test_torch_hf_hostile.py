@@ -186,31 +186,32 @@ def test_init_seed_takes_a_numpy_integer_and_refuses_a_numpy_bool():
 
 
 @pytest.mark.parametrize(
-    "routing, message",
+    "moe, message",
     [
-        ({"clamped_swiglu": ["a", "b"]}, "routing.clamped_swiglu = ['a', 'b']: must be null or [alpha, limit], two "
-         "positive finite numbers"),
-        ({"clamped_swiglu": [1.702, float("inf")]}, "routing.clamped_swiglu = [1.702, inf]: must be null or "
-         "[alpha, limit], two positive finite numbers"),
-        ({"clamped_swiglu": [True, 7.0]}, "routing.clamped_swiglu = [True, 7.0]: must be null or [alpha, limit], "
-         "two positive finite numbers"),
-        ({"renormalize": "no"}, "routing.renormalize = 'no': must be true or false"),
-        ({"deepseek": 1}, "routing.deepseek = 1: must be true or false"),
-        ({"sigmoid_form": ["llama4"]}, "routing.sigmoid_form = ['llama4']: must be 'llama4' or 'deepseek'"),
-        ("mixtral", "routing = 'mixtral': must be a dict with keys among renormalize, sigmoid_form, deepseek, "
-         "clamped_swiglu"),
+        ({"clamped_swiglu": {"alpha": "a", "limit": 7}}, 'smelt.moe.clamped_swiglu.alpha = "a": must be a number'),
+        ({"clamped_swiglu": {"alpha": 1.702, "limit": -1}},
+         "smelt.moe.clamped_swiglu.limit = -1: must be a finite number above 0"),
+        ({"clamped_swiglu": [1.702, 7.0]}, "smelt.moe.clamped_swiglu = [1.702,7.0]: must be an object"),
+        ({"renormalize": "no"}, 'smelt.moe.renormalize = "no": must be true or false'),
+        ({"router_form": "llama4"}, 'smelt.moe.router_form = "llama4": needs moe.router_score "sigmoid", '
+         "moe.router_bias false and moe.renormalize false (Llama 4's router; they are \"softmax\", false, false)"),
     ],
 )
-def test_routing_values_are_type_checked(routing, message):
+def test_routing_fields_are_checked_with_the_native_config(moe, message):
+    cfg = native()
+    cfg["moe"].update(moe)
     with pytest.raises(smelt.ConfigError) as e:
-        sh.SmeltConfig(smelt=native(), routing=routing)
+        sh.SmeltConfig(smelt=cfg)
     assert str(e.value) == message
 
 
-def test_good_routing_is_kept_as_given():
-    cfg = sh.SmeltConfig(smelt=native(), routing={"clamped_swiglu": (1.702, 7), "renormalize": False})
-    assert cfg.routing == {"renormalize": False, "sigmoid_form": "llama4", "deepseek": False,
-                           "clamped_swiglu": [1.702, 7.0]}
+def test_routing_beside_the_native_config_is_refused_not_dropped():
+    # An older config.json's "routing" block: its choices would be lost silently, so it is refused, named.
+    with pytest.raises(smelt.ConfigError) as e:
+        sh.SmeltConfig(smelt=native(), routing={"renormalize": False})
+    assert str(e.value) == ("routing = {'renormalize': False}: is no longer read: the routing choices are fields of "
+                            "the native config's moe block (smelt.moe.router_form, renormalize, clamped_swiglu; "
+                            "docs/config.md)")
 
 
 # A with_code checkpoint where smelt is not installed

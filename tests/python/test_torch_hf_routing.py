@@ -1,5 +1,7 @@
-"""The routing ``build_model`` takes from a Hugging Face config: its top-k renormalisation (``norm_topk_prob``
-and its kin) and the sigmoid form of a DeepSeek config (docs/reference-model.md, "Routing"). Skipped without torch.
+"""The routing ``build_model`` takes from a config's ``moe`` fields, which smelt's readers set from a Hugging Face
+config: its top-k renormalisation (``norm_topk_prob`` and its kin), the router form of a DeepSeek or Llama 4 config
+and gpt-oss's clamped SwiGLU (docs/config.md, section 1.4; docs/reference-model.md, "Routing"). Skipped without
+torch.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ torch = pytest.importorskip("torch")
 import smelt  # noqa: E402
 import smelt.torch as st  # noqa: E402
 from conftest import EXAMPLES  # noqa: E402
-from smelt.torch._hf_weights import hf_renormalize  # noqa: E402
 from torch_support import example  # noqa: E402
 
 # A tiny MoE body for any family's config.json: 2 layers, H = 64, 4 heads, 4 experts of 16, top-2.
@@ -44,8 +45,11 @@ def renormalised(model: st.ReferenceModel) -> set[bool]:
 )
 def test_an_hf_config_routes_with_its_own_renormalisation(name, change, want):
     d = hf(name, **change)
+    assert smelt.read_config(d).to_dict()["moe"].get("renormalize", True) is want  # the native field, as read
     assert renormalised(st.build_model(d, device="meta")) == {want}
-    assert renormalised(st.build_model(d, device="meta", renormalize=not want)) == {not want}  # the caller decides
+    native = smelt.read_config(d).to_dict()
+    native["moe"]["renormalize"] = not want  # the config decides, whatever family it came from
+    assert renormalised(st.build_model(native, device="meta")) == {not want}
 
 
 def test_an_hf_path_routes_with_its_own_renormalisation(tmp_path):
@@ -66,13 +70,12 @@ def test_dbrx_without_moe_normalize_expert_weights_renormalises():
     assert "moe_normalize_expert_weights" not in d["ffn_config"]
     transformers = pytest.importorskip("transformers")
     assert transformers.DbrxConfig(ffn_config=d["ffn_config"]).ffn_config.moe_normalize_expert_weights == 1.0
-    assert hf_renormalize(d) is True
-    assert hf_renormalize(dict(d, ffn_config=dict(d["ffn_config"], moe_normalize_expert_weights=None))) is False
+    assert renormalised(st.build_model(d, device="meta")) == {True}
+    none = dict(d, ffn_config=dict(d["ffn_config"], moe_normalize_expert_weights=None))
+    assert renormalised(st.build_model(none, device="meta")) == {False}
     p2 = dict(d, ffn_config=dict(d["ffn_config"], moe_normalize_expert_weights=2.0))
-    with pytest.raises(NotImplementedError, match=r"ffn_config.moe_normalize_expert_weights = 2.0: .*only 1"):
-        hf_renormalize(p2)
-    with pytest.raises(NotImplementedError, match=r"ffn_config.moe_normalize_expert_weights = 2.0"):
-        st.build_model(p2, device="meta")  # a feature the model does not build, as check-model reports them
+    with pytest.raises(smelt.ConfigError, match=r"ffn_config.moe_normalize_expert_weights = 2: must be 1 .*or null"):
+        st.build_model(p2, device="meta")  # smelt's reader refuses what no field can say
 
 
 DEEPSEEK_V2 = dict(TINY, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=8,
@@ -88,10 +91,10 @@ def test_deepseek_v2_sigmoid_weighs_the_expert_outputs():
     # correction bias), never Llama 4's inputs: transformers' DeepseekV2 has no sigmoid router at all.
     model = st.build_model(hf("deepseek-v2-lite.json", **DEEPSEEK_V2, scoring_func="sigmoid"), seed=0)
     moe = _router_of(model)
-    assert moe.router.e_score_correction_bias is None and moe.router.sigmoid_form == "deepseek"
+    assert moe.router.e_score_correction_bias is None and moe.router.form == "deepseek"
     x = torch.randn(3, 64, generator=torch.Generator().manual_seed(1))
     weight, chosen, on_input = moe.router.route(x, 2, moe.renormalize)
-    assert not on_input and not moe.renormalize  # hf_renormalize: DeepSeek-V2 never renormalises
+    assert not on_input and not moe.renormalize  # DeepSeek-V2 never renormalises
     top, want = torch.topk(torch.sigmoid(moe.router(x)), 2, dim=-1)
     assert torch.equal(chosen, want) and torch.allclose(weight, top)
     by_hand = torch.stack([
@@ -102,14 +105,28 @@ def test_deepseek_v2_sigmoid_weighs_the_expert_outputs():
         assert torch.allclose(moe(x), by_hand, atol=1e-6)
 
 
-def test_the_sigmoid_form_of_a_native_config_is_llama4_unless_told():
+def test_the_sigmoid_form_of_a_native_config_is_llama4_unless_it_says_deepseek():
     cfg = smelt.read_config(example("tiny-moe.json")).to_dict()
     cfg["moe"]["router_score"] = "sigmoid"
-    assert _router_of(st.build_model(cfg, device="meta")).router.sigmoid_form == "llama4"
-    told = st.build_model(cfg, device="meta", sigmoid_form="deepseek")
-    assert _router_of(told).router.sigmoid_form == "deepseek"
-    with pytest.raises(ValueError, match=r"sigmoid_form = 'v3': must be 'llama4' or 'deepseek'"):
-        st.build_model(cfg, device="meta", sigmoid_form="v3")
+    model = st.build_model(cfg, device="meta")
+    assert _router_of(model).router.form == "llama4" and renormalised(model) == {False}
+    cfg["moe"]["router_form"] = "deepseek"
+    told = st.build_model(cfg, device="meta")
+    assert _router_of(told).router.form == "deepseek" and renormalised(told) == {True}
+    cfg["moe"]["router_form"] = "v3"
+    with pytest.raises(smelt.ConfigError, match=r'moe.router_form = "v3": must be one of plain, deepseek, llama4'):
+        st.build_model(cfg, device="meta")
+
+
+def test_a_gpt_oss_config_clamps_its_experts_and_a_native_one_says_so():
+    cfg = hf("gpt-oss-20b.json", **dict(TINY, num_local_experts=4, head_dim=16, experts_per_token=2), swiglu_limit=5.0)
+    del cfg["layer_types"]
+    model = st.build_model(cfg, device="meta")
+    assert {e.clamp for layer in model.layers for e in layer.ffn.experts} == {(1.702, 5.0)}
+    native = smelt.read_config(cfg).to_dict()
+    assert native["moe"]["clamped_swiglu"] == {"alpha": 1.702, "limit": 5.0}
+    del native["moe"]["clamped_swiglu"]
+    assert {e.clamp for layer in st.build_model(native, device="meta").layers for e in layer.ffn.experts} == {None}
 
 
 DEEPSEEK_V3 = dict(DEEPSEEK_V2, q_lora_rank=16, n_group=1, topk_group=1, num_nextn_predict_layers=0)

@@ -151,7 +151,7 @@ def test_bad_inputs_are_named(tmp_path):
     h = native["hidden_size"]
     with pytest.raises(smelt.ConfigError, match=rf"^hidden_size = 7: must equal smelt.hidden_size \({h}\)"):
         sh.SmeltConfig(smelt=native, hidden_size=7)
-    with pytest.raises(ValueError, match=r"^routing.renormalise: unknown; the keys are renormalize, sigmoid_form"):
+    with pytest.raises(ValueError, match=r"^routing = \{'renormalise': True\}: is no longer read"):
         sh.SmeltConfig(smelt=native, routing={"renormalise": True})
     model = Auto.from_config(sh.SmeltConfig(smelt=native)).eval()
     x = tokens(native["vocab_size"])

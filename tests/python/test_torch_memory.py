@@ -144,7 +144,7 @@ BATCH, SEQ = 2, 8
 
 @pytest.mark.parametrize("name,cfg", CASES, ids=[c[0] for c in CASES])
 def test_saved_activations_equal_smelt_byte_for_byte(name: str, cfg: dict) -> None:
-    model = ReferenceModel(cfg, True)
+    model = ReferenceModel(cfg)
     _init(model, 0)
     tokens = torch.randint(0, cfg["vocab_size"], (BATCH, SEQ + cfg.get("mtp_modules", 0) + 1),
                            generator=torch.Generator().manual_seed(1))
@@ -161,7 +161,7 @@ def test_weights_gradients_and_adamw_state(name: str) -> None:
     """One training step with every expert reached (256 tokens over tiny-moe's 8 experts, top-2)."""
     cfg = dict(CASES)[name]
     report = smelt.memory(cfg, micro_batch=4, seq=64).to_dict()["worst_rank"]
-    model = ReferenceModel(cfg, True)
+    model = ReferenceModel(cfg)
     _init(model, 0)
     opt = torch.optim.AdamW(model.parameters())
     tokens = torch.randint(0, cfg["vocab_size"], (4, 64 + cfg.get("mtp_modules", 0) + 1),
@@ -196,7 +196,7 @@ def _case(name: str) -> dict:
 @pytest.mark.parametrize("name,recompute,layers", RECOMPUTE, ids=[f"{n}-{r}{k or ''}" for n, r, k in RECOMPUTE])
 def test_saved_activations_under_recompute_equal_smelt(name: str, recompute: str, layers: int) -> None:
     cfg = _case(name)
-    model = ReferenceModel(cfg, True, recompute=recompute, recompute_layers=layers)
+    model = ReferenceModel(cfg, recompute=recompute, recompute_layers=layers)
     _init(model, 0)
     tokens = torch.randint(0, cfg["vocab_size"], (BATCH, SEQ + cfg.get("mtp_modules", 0) + 1),
                            generator=torch.Generator().manual_seed(1))
@@ -218,7 +218,7 @@ def test_recompute_leaves_loss_and_gradients_unchanged(name: str, recompute: str
                            generator=torch.Generator().manual_seed(1))
     runs = []
     for mode, k in (("none", 0), (recompute, layers)):
-        model = ReferenceModel(cfg, True, recompute=mode, recompute_layers=k)
+        model = ReferenceModel(cfg, recompute=mode, recompute_layers=k)
         _init(model, 0)
         loss = model.loss(tokens)
         loss.backward()

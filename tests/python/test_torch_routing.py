@@ -19,7 +19,7 @@ from torch_support import deepseek_gqa, example, measured_flop_terms, sigmoid_ro
 S2, S1, S0 = 0.880797, 0.731059, 0.5
 
 
-def four_experts(score: str, bias: bool, top_k: int = 2, renormalize: bool = True) -> st.MoE:
+def four_experts(score: str, bias: bool, top_k: int = 2, renormalize: bool | None = None) -> st.MoE:
     """A MoE layer of H = 4, 4 experts of width 3, its router the identity: the logits are the token itself."""
     cfg = {
         "hidden_size": 4,
@@ -27,8 +27,10 @@ def four_experts(score: str, bias: bool, top_k: int = 2, renormalize: bool = Tru
         "moe": {"num_experts": 4, "top_k": top_k, "expert_width": 3, "num_shared_experts": 0, "shared_width": 0},
     }
     cfg["moe"].update(shared_gate=False, router_bias=bias, router_score=score)
+    if renormalize is not None:  # otherwise the default of the form the score and bias give
+        cfg["moe"]["renormalize"] = renormalize
     torch.manual_seed(0)
-    moe = st.MoE(cfg, renormalize)
+    moe = st.MoE(cfg)
     with torch.no_grad():
         moe.router.weight.copy_(torch.eye(4))
         if moe.router.bias is not None:

@@ -130,6 +130,8 @@ inline ModelConfig bench_variety() {
   c.ffn.dense_width = 384;
   c.moe.first_dense = 1;
   c.moe.router_score = RouterScore::sigmoid;
+  c.moe.router_form = default_router_form(c.moe);  // the form a file with these scores and bias reads
+  c.moe.renormalize = default_renormalize(c.moe.router_form);
   c.moe.num_shared_experts = 2;
   c.moe.shared_width = 96;
   c.moe.shared_gate = true;

@@ -16,6 +16,7 @@ TORCH = os.path.join(os.path.dirname(HERE), "torch")
 # smelt.torch's modules become smelt_torch_<name>.py; smelt.hf's are named here
 TORCH_MODULES = (
     "_args", "_attention", "_cache", "_common", "_hf_weights", "_lora", "_mla", "_moe", "_mtp", "_reference",
+    "_routing",
 )
 HF_MODULES = {"_config": "configuration_smelt", "_model": "modeling_smelt", "_cache": "smelt_hf_cache",
               "_loss": "smelt_hf_loss", "_native": "smelt_hf_native", "_checkpoint": "smelt_hf_checkpoint"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any
 
@@ -30,16 +29,13 @@ MIRRORS = {
 # refused, the rest compared; src/config/hf_smelt.cpp): a hand-edited config.json must not say one thing to
 # transformers and another to the model. Left in place for transformers.
 CHECKED = ("loop", "loops", "max_position_embeddings", "intermediate_size", "num_key_value_heads", "head_dim")
-# How the routers route, which the native config has no field for (smelt.torch.build_model): the defaults are a
-# native config's; smelt.hf.SmeltForCausalLM.from_family sets the family's.
-ROUTING = {"renormalize": True, "sigmoid_form": "llama4", "deepseek": False, "clamped_swiglu": None}
 
 
 class SmeltConfig(PreTrainedConfig):
-    """``smelt``: the native config as a dict (``smelt.Config.to_dict()``), checked by smelt's reader when set;
-    ``routing``: the router choices above; ``init_seed``: the seeded initialisation of smelt.torch (the model's
-    weights equal ``smelt.torch.build_model(smelt, seed=init_seed)``'s); ``router_aux_loss_coef``: weight of the
-    MoE load-balancing loss added to the loss (0: off); ``mtp_loss_weight``: lambda of the MTP losses.
+    """``smelt``: the native config as a dict (``smelt.Config.to_dict()``), checked by smelt's reader when set
+    (its ``moe`` block says how the routers route); ``init_seed``: the seeded initialisation of smelt.torch (the
+    model's weights equal ``smelt.torch.build_model(smelt, seed=init_seed)``'s); ``router_aux_loss_coef``: weight
+    of the MoE load-balancing loss added to the loss (0: off); ``mtp_loss_weight``: lambda of the MTP losses.
 
     The copies ``vocab_size``, ``hidden_size``, ``num_hidden_layers``, ``num_attention_heads`` and
     ``tie_word_embeddings`` follow ``smelt``; one given with another value is refused, naming it.
@@ -51,13 +47,15 @@ class SmeltConfig(PreTrainedConfig):
     def __init__(
         self,
         smelt: dict | None = None,
-        routing: dict | None = None,
         init_seed: int = 0,
         router_aux_loss_coef: float = 0.0,
         mtp_loss_weight: float = 0.3,
         use_cache: bool = True,
         **kwargs: Any,
     ) -> None:
+        if "routing" in kwargs:  # before the routing choices were native fields: refused, never dropped silently
+            _refuse("routing", kwargs["routing"], "is no longer read: the routing choices are fields of the native "
+                    "config's moe block (smelt.moe.router_form, renormalize, clamped_swiglu; docs/config.md)")
         copies = {k: kwargs.pop(k) for k in list(kwargs) if k in MIRRORS}
         if smelt is not None:
             smelt = _checked(smelt, copies, {k: kwargs[k] for k in CHECKED if k in kwargs})
@@ -67,7 +65,6 @@ class SmeltConfig(PreTrainedConfig):
                     value = value[part]
                 setattr(self, key, value)
         self.smelt = smelt
-        self.routing = _routing(routing)
         self.init_seed = _seed(init_seed)
         self.router_aux_loss_coef = router_aux_loss_coef
         self.mtp_loss_weight = mtp_loss_weight
@@ -119,35 +116,6 @@ def _seed(value: Any) -> int:
     if seed is None or not 0 <= seed <= MAX_SEED:
         _refuse("init_seed", value, f"must be an integer between 0 and {MAX_SEED}")
     return seed
-
-
-def _routing(routing: Any) -> dict:
-    out = dict(ROUTING)
-    if routing is None:
-        return out
-    if not isinstance(routing, dict):
-        _refuse("routing", routing, f"must be a dict with keys among {', '.join(ROUTING)}")
-    for key, value in routing.items():
-        if key not in ROUTING:
-            raise _Refused(f"routing.{key}: unknown; the keys are {', '.join(ROUTING)}", [(f"routing.{key}", "",
-                                                                                            "unknown")])
-        out[key] = value
-    for key in ("renormalize", "deepseek"):
-        if not isinstance(out[key], bool):
-            _refuse(f"routing.{key}", out[key], "must be true or false")
-    if out["sigmoid_form"] not in ("llama4", "deepseek") or not isinstance(out["sigmoid_form"], str):
-        _refuse("routing.sigmoid_form", out["sigmoid_form"], "must be 'llama4' or 'deepseek'")
-    clamp = out["clamped_swiglu"]
-    if clamp is not None:
-        pair = list(clamp) if isinstance(clamp, (list, tuple)) else []
-        if len(pair) != 2 or not all(_positive(x) for x in pair):
-            _refuse("routing.clamped_swiglu", clamp, "must be null or [alpha, limit], two positive finite numbers")
-        out["clamped_swiglu"] = [float(x) for x in pair]
-    return out
-
-
-def _positive(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not _is_bool(x) and math.isfinite(x) and x > 0
 
 
 def _json(value: Any) -> str:

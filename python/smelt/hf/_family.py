@@ -11,7 +11,6 @@ import torch
 import smelt
 
 from ..torch._hf_weights import load_hf_state_dict
-from ..torch._model import routing_of
 from ._config import SmeltConfig
 
 
@@ -26,11 +25,8 @@ def from_family(cls: type, source: Any, state_dict: Mapping[str, torch.Tensor] |
         if folder is None:
             raise ValueError("state_dict: missing: give the weights, or the checkpoint's directory")
         state_dict = _family_weights(folder)
-    routing = routing_of(hf)
-    if hf["model_type"] == "gpt_oss":  # GptOssExperts' clamped SwiGLU: alpha 1.702, its swiglu_limit
-        routing["clamped_swiglu"] = [1.702, float(hf.get("swiglu_limit", 7.0))]
-    native = smelt.read_config(hf).to_dict()
-    model = cls(SmeltConfig(smelt=native, routing=routing, **config))
+    native = smelt.read_config(hf).to_dict()  # the family's routing choices are its config's fields
+    model = cls(SmeltConfig(smelt=native, **config))
     dtype = next((t.dtype for t in state_dict.values() if t.is_floating_point()), None)
     if dtype is not None:
         model = model.to(dtype)  # the checkpoint's precision, not rounded through the default dtype

@@ -12,10 +12,9 @@ from transformers import initialization as init
 from transformers.modeling_outputs import MoeCausalLMOutputWithPast
 
 from ..torch._attention import Attention
-from ..torch._hf_weights import clamped_swiglu
 from ..torch._mla import MLA
 from ..torch._moe import MoE
-from ..torch._reference import ReferenceModel, _init, _moe_layers, set_routing
+from ..torch._reference import ReferenceModel, _init, _moe_layers
 from ._cache import SmeltCache
 from ._checkpoint import FLOATS
 from ._checkpoint import tensors as checkpoint_tensors
@@ -61,12 +60,7 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
     @staticmethod
     def _reference(config: SmeltConfig) -> ReferenceModel:
         """The model's modules (under ``torch.device("meta")``: its shapes alone, nothing allocated)."""
-        r = config.routing
-        model = ReferenceModel(config.smelt, r["renormalize"])
-        set_routing(model, r["sigmoid_form"], r["deepseek"])
-        if r["clamped_swiglu"] is not None:
-            clamped_swiglu(model, *r["clamped_swiglu"])
-        return model
+        return ReferenceModel(config.smelt)
 
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:

@@ -31,6 +31,7 @@ WORDS = {
     "ffn_type": ("gated", "plain"),
     "norm": ("rmsnorm", "layernorm"),
     "router_score": ("softmax", "sigmoid"),
+    "router_form": ("plain", "deepseek", "llama4"),
     "norm_placement": ("pre", "sandwich", "sandwich_residual"),
     "injection": ("none", "linear"),
     "kv_policy": ("per_visit", "shared", "active"),
@@ -250,6 +251,13 @@ def _read_attention(a: _Object, c: dict) -> None:
     c["attention"] = at
 
 
+def default_router_form(moe: dict) -> str:
+    """The router form a native config has when it does not name one (smelt's default_router_form())."""
+    if moe["router_score"] == "softmax":
+        return "plain"
+    return "deepseek" if moe["router_bias"] else "llama4"
+
+
 def _read_moe(m: _Object, c: dict) -> None:
     moe: dict[str, Any] = {key: m.integer(key) for key in ("num_experts", "top_k", "expert_width")}
     moe["num_shared_experts"] = m.integer("num_shared_experts", 0)
@@ -257,6 +265,13 @@ def _read_moe(m: _Object, c: dict) -> None:
     moe["shared_gate"] = m.boolean("shared_gate", False)
     moe["router_bias"] = m.boolean("router_bias", False)
     moe["router_score"] = m.word("router_score", "softmax", "router_score")
+    moe["router_form"] = m.word("router_form", default_router_form(moe), "router_form")
+    moe["renormalize"] = m.boolean("renormalize", moe["router_form"] != "llama4")
+    moe["clamped_swiglu"] = None
+    clamp = m.object("clamped_swiglu", True)
+    if clamp is not None:
+        moe["clamped_swiglu"] = {"alpha": clamp.number("alpha"), "limit": clamp.number("limit")}
+        clamp.reject_unknown_keys()
     moe["layers"] = {"first_dense": 0, "every": 1, "phase": 0}
     layers = m.raw("layers")
     if isinstance(layers, list):
@@ -391,6 +406,29 @@ def _check_attention(c: dict, v: Violations) -> None:
             v.add(f"attention.{key}", str(a[key]), f'must be 0 when attention.pattern has no "{kind}" layer')
 
 
+def _check_routing(c: dict, v: Violations) -> None:
+    m = c["moe"]
+    form, score = m["router_form"], m["router_score"]
+    if form == "plain" and score != "softmax":
+        v.add("moe.router_form", '"plain"',
+              'routes softmax scores only: with moe.router_score "sigmoid" use "deepseek" or "llama4"')
+    if form == "deepseek" and score == "softmax" and not m["router_bias"]:
+        v.add("moe.router_form", '"deepseek"',
+              'without moe.router_bias, softmax scores route as "plain" (the same choice and weights): say "plain"')
+    if form == "llama4" and (score != "sigmoid" or m["router_bias"] or m["renormalize"]):
+        v.add("moe.router_form", '"llama4"', 'needs moe.router_score "sigmoid", moe.router_bias false and '
+              f'moe.renormalize false (Llama 4\'s router; they are "{score}", {str(m["router_bias"]).lower()}, '
+              f'{str(m["renormalize"]).lower()})')
+    clamp = m["clamped_swiglu"]
+    if clamp is None:
+        return
+    for key in ("alpha", "limit"):
+        if not (math.isfinite(clamp[key]) and clamp[key] > 0):
+            v.add(f"moe.clamped_swiglu.{key}", _number(clamp[key]), "must be a finite number above 0")
+    if c["ffn"]["type"] != "gated":
+        v.add("moe.clamped_swiglu", "", 'needs ffn.type "gated" (a SwiGLU to clamp)')
+
+
 def _check_moe(c: dict, v: Violations) -> None:
     m, n = c["moe"], c["num_layers"]
     v.range("moe.num_experts", m["num_experts"], 1, MAX_EXPERTS)
@@ -404,6 +442,7 @@ def _check_moe(c: dict, v: Violations) -> None:
     elif m["shared_width"] != 0 or m["shared_gate"]:
         v.add("moe.shared_width", f"{m['shared_width']}, moe.shared_gate = {str(m['shared_gate']).lower()}",
               "must be 0 and false without shared experts")
+    _check_routing(c, v)
     if isinstance(m["layers"], list):
         seen: set[int] = set()
         for i, layer in enumerate(m["layers"]):
@@ -561,7 +600,18 @@ def _canonical(c: dict) -> dict:
     out["attention"] = a
     out["ffn"] = dict(c["ffn"])
     if c.get("moe") is not None and c["moe"]["num_experts"] > 0:
-        out["moe"] = c["moe"]
+        m = dict(c["moe"])
+        # the routing choices only where they differ from their defaults, before the layers (config_json)
+        layers, form, renormalize, clamp = m.pop("layers"), m.pop("router_form"), m.pop("renormalize"), \
+            m.pop("clamped_swiglu")
+        if form != default_router_form(m):
+            m["router_form"] = form
+        if renormalize != (form != "llama4"):
+            m["renormalize"] = renormalize
+        if clamp is not None:
+            m["clamped_swiglu"] = clamp
+        m["layers"] = layers
+        out["moe"] = m
     spans = [_span_json(loop) for loop in c["loops"]]
     if len(spans) == 1 and c["loops"][0]["first"] > 0:
         out["loop"] = spans[0]
@@ -631,7 +681,7 @@ def read(native: Any, path: str = "smelt") -> dict:
     root.reject_unknown_keys()
     if v.list:
         for rule in rules(c):
-            if not any(_covers(r[0], rule[0]) for r in v.list):
+            if not any(_covers(r[0], root.field(rule[0]) if rule[0] else rule[0]) for r in v.list):
                 v.add(*rule)
     else:
         for rule in rules(c):

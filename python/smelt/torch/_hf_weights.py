@@ -166,33 +166,3 @@ def _split_shared(name: str, t: torch.Tensor, mine: dict, out: dict) -> None:
     for k, part in enumerate(t.chunk(s, dim=1 if proj == "down_proj" else 0)):
         out[f"{base}.{k}.{proj}.{leaf}"] = part
 
-
-def clamped_swiglu(model: nn.Module, alpha: float, limit: float) -> None:
-    """Switch every routed expert to gpt-oss's activation (``GptOssExperts._apply_gate``): gate clamped above at
-    ``limit``, up to [-limit, limit], out = (up + 1) * gate * sigmoid(alpha * gate). Elementwise: no count moves."""
-    for layer in model.layers:
-        for expert in getattr(layer.ffn, "experts", []):
-            expert.clamp = (alpha, limit)
-
-
-def hf_renormalize(hf_config: Mapping) -> bool:
-    """``build_model``'s ``renormalize`` as the family's transformers router does it: Mixtral and gpt-oss always
-    (softmax over the chosen logits), DeepSeek-V2 never (its greedy router ignores ``norm_topk_prob``), Qwen-MoE,
-    OLMoE and DeepSeek-V3 by ``norm_topk_prob`` (default false, false, true), DBRX by
-    ``ffn_config.moe_normalize_expert_weights`` (default 1.0: divided by the weights' 1-norm, their sum; null:
-    not at all; another p-norm is NotImplementedError, not approximated); Llama 4's sigmoid form is never
-    renormalised."""
-    t = hf_config["model_type"]
-    if t in ("mixtral", "gpt_oss"):
-        return True
-    if t == "deepseek_v2":
-        return False
-    if t == "dbrx":
-        p = (hf_config.get("ffn_config") or {}).get("moe_normalize_expert_weights", 1.0)  # DbrxFFNConfig's default
-        if p is not None and p != 1:
-            raise NotImplementedError(
-                f"ffn_config.moe_normalize_expert_weights = {p}: the reference model divides by the sum, only 1 "
-                "(or null, no division) is built"
-            )
-        return p is not None
-    return bool(hf_config.get("norm_topk_prob", t == "deepseek_v3"))

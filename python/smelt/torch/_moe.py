@@ -8,11 +8,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._routing import routing
+
 
 class FFN(nn.Module):
     """One FFN of width f: gated (SwiGLU, 3 matrices) or plain (2, GELU); biases 2f + h or f + h."""
 
-    def __init__(self, cfg: Mapping[str, Any], width: int) -> None:
+    def __init__(self, cfg: Mapping[str, Any], width: int, clamp: tuple[float, float] | None = None) -> None:
         super().__init__()
         h, fc = cfg["hidden_size"], cfg["ffn"]
         self.gated = fc["type"] == "gated"
@@ -21,8 +23,8 @@ class FFN(nn.Module):
             self.gate_proj = nn.Linear(h, width, bias=bias)
         self.up_proj = nn.Linear(h, width, bias=bias)
         self.down_proj = nn.Linear(width, h, bias=bias)
-        # gpt-oss's clamped SwiGLU (alpha, limit), which the native config cannot say: set by _hf_weights.py.
-        self.clamp: tuple[float, float] | None = None
+        # gpt-oss's clamped SwiGLU (alpha, limit): the routed experts of a config with moe.clamped_swiglu.
+        self.clamp = clamp
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.clamp is not None:  # GptOssExperts._apply_gate: elementwise, the same products
@@ -35,30 +37,22 @@ class FFN(nn.Module):
 
 
 class Router(nn.Linear):
-    """The router, one Linear(H, E): H*E weights, + E for ``moe.router_bias`` (either kind below).
+    """The router, one Linear(H, E): H*E weights, + E for ``moe.router_bias`` (either kind below), routing in the
+    config's ``moe.router_form`` (docs/config.md, section 1.4).
 
-    softmax + router_bias: gpt-oss's bias on the logits (``self.bias``), so it moves the choice and the weights.
-    sigmoid + router_bias: DeepSeek-V3's ``e_score_correction_bias``, added to the scores for the top-k choice
-    only; the weights are the uncorrected scores. It is balanced by a rule, not by gradient (technical report,
-    section 2.1.2), so it is a parameter with requires_grad=False: stored, counted, never trained here.
+    ``"plain"`` + router_bias: gpt-oss's bias on the logits (``self.bias``), so it moves the choice and the weights.
+    ``"deepseek"`` + router_bias: DeepSeek-V3's ``e_score_correction_bias``, added to the scores for the top-k
+    choice only; the weights are the uncorrected scores. It is balanced by a rule, not by gradient (technical
+    report, section 2.1.2), so it is a parameter with requires_grad=False: stored, counted, never trained here.
     """
 
-    def __init__(self, h: int, e: int, score: str, bias: bool) -> None:
-        super().__init__(h, e, bias=bias and score == "softmax")
-        self.score = score
-        # Sigmoid scores without the correction bias weigh the expert's input (Llama 4) or its output (a DeepSeek
-        # config): the native config cannot say which, so build_model sets it (docs/reference-model.md).
-        self.sigmoid_form = ("deepseek" if bias else "llama4") if score == "sigmoid" else None
+    def __init__(self, h: int, e: int, score: str, bias: bool, form: str) -> None:
+        super().__init__(h, e, bias=bias and form == "plain")
+        self.score, self.form = score, form
         self.e_score_correction_bias = None
         self.seen: list[torch.Tensor] | None = None  # a list to record the logits of each call in, or None
-        if bias and score == "sigmoid":
+        if bias and form == "deepseek":
             self.e_score_correction_bias = nn.Parameter(torch.empty(e), requires_grad=False)
-
-    def choose_with_the_bias_only(self) -> None:
-        """A DeepSeek config's ``router_bias`` under softmax scores: the correction bias, for the choice alone."""
-        if self.bias is not None:
-            self.e_score_correction_bias = nn.Parameter(torch.empty_like(self.bias), requires_grad=False)
-            self.register_parameter("bias", None)
 
     def route(self, x: torch.Tensor, top_k: int, renormalize: bool) -> tuple[torch.Tensor, torch.Tensor, bool]:
         """(weights, chosen experts, whether the weights scale the expert's input) for tokens x (N, H)."""
@@ -71,7 +65,7 @@ class Router(nn.Linear):
             probs = torch.softmax(logits, dim=-1)
             _, chosen = torch.topk(probs + self.e_score_correction_bias, top_k, dim=-1)
             weight = probs.gather(-1, chosen)
-        elif self.sigmoid_form == "llama4":
+        elif self.form == "llama4":
             # Llama4Router: top-k on the logits (sigmoid is monotone, so the same choice as on the scores),
             # sigmoid of the chosen, never renormalised, and Llama4TextMoe scales the expert's input by it.
             top, chosen = torch.topk(logits, top_k, dim=-1)
@@ -91,12 +85,13 @@ class Router(nn.Linear):
 class MoE(nn.Module):
     """Router H -> E (softmax or sigmoid, top-k), E routed experts run on their own tokens, S shared experts."""
 
-    def __init__(self, cfg: Mapping[str, Any], renormalize: bool) -> None:
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
         m, h = cfg["moe"], cfg["hidden_size"]
-        self.top_k, self.renormalize = m["top_k"], renormalize
-        self.router = Router(h, m["num_experts"], m["router_score"], m["router_bias"])
-        self.experts = nn.ModuleList(FFN(cfg, m["expert_width"]) for _ in range(m["num_experts"]))
+        form, self.renormalize, clamp = routing(m)
+        self.top_k = m["top_k"]
+        self.router = Router(h, m["num_experts"], m["router_score"], m["router_bias"], form)
+        self.experts = nn.ModuleList(FFN(cfg, m["expert_width"], clamp) for _ in range(m["num_experts"]))
         self.shared = nn.ModuleList(FFN(cfg, m["shared_width"]) for _ in range(m["num_shared_experts"]))
         # Qwen2-MoE: sigmoid(Linear(H, 1)) scales the shared experts' output.
         self.shared_gate = nn.Linear(h, 1, bias=False) if m["shared_gate"] else None

@@ -1,4 +1,4 @@
-"""The reference model: blocks, the loop schedule, initialisation and the routers' choices (docs/reference-model.md).
+"""The reference model: blocks, the loop schedule and initialisation (docs/reference-model.md).
 
 torch alone: no import of smelt's core, so these modules also run as a Hugging Face checkpoint's own code
 (smelt.hf.save(..., with_code=True), docs/training.md)."""
@@ -27,13 +27,13 @@ class Block(nn.Module):
     x + s*f(norm(x)); ``sandwich`` (Ouro), x + s*post(f(norm(x))); ``sandwich_residual`` (Huginn),
     post(x + s*f(norm(x))); for f the attention, then the FFN."""
 
-    def __init__(self, cfg: Mapping[str, Any], kind: str, is_moe: bool, renormalize: bool) -> None:
+    def __init__(self, cfg: Mapping[str, Any], kind: str, is_moe: bool) -> None:
         super().__init__()
         h = cfg["hidden_size"]
         attention = MLA if cfg["attention"]["type"] == "mla" else Attention
         self.attn_norm, self.attn = norm(cfg, h), attention(cfg, kind)
         self.ffn_norm = norm(cfg, h)
-        self.ffn = MoE(cfg, renormalize) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
+        self.ffn = MoE(cfg) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
         self.placement = cfg.get("norm_placement", "pre")
         if self.placement != "pre":
             self.attn_post_norm, self.ffn_post_norm = norm(cfg, h), norm(cfg, h)
@@ -101,7 +101,7 @@ class ReferenceModel(nn.Module):
     """
 
     def __init__(
-        self, cfg: Mapping[str, Any], renormalize: bool = True, *, recompute: str = "none", recompute_layers: int = 0
+        self, cfg: Mapping[str, Any], *, recompute: str = "none", recompute_layers: int = 0
     ) -> None:
         super().__init__()
         _check_recompute("ReferenceModel", recompute, recompute_layers)
@@ -110,7 +110,7 @@ class ReferenceModel(nn.Module):
         v, h, n = cfg["vocab_size"], cfg["hidden_size"], cfg["num_layers"]
         pattern, moe = cfg["attention"]["pattern"], _moe_layers(cfg)
         self.embed = nn.Embedding(v, h)
-        self.layers = nn.ModuleList(Block(cfg, pattern[i % len(pattern)], i in moe, renormalize) for i in range(n))
+        self.layers = nn.ModuleList(Block(cfg, pattern[i % len(pattern)], i in moe) for i in range(n))
         for layer in self.layers:
             layer.attn.checkpoint_core = recompute == "selective"
         self.final_norm = norm(cfg, h)
@@ -155,7 +155,7 @@ class ReferenceModel(nn.Module):
         self.exit_logits: list[torch.Tensor] = []  # each gate's logit per pass, from the last forward
         # Multi-token prediction (_mtp.py): each module's layer shaped like the last one, full attention.
         d = cfg.get("mtp_modules", 0)
-        last = (cfg, "full", n - 1 in moe, renormalize)
+        last = (cfg, "full", n - 1 in moe)
         self.mtp = nn.ModuleList(MTPModule(cfg, Block(*last)) for _ in range(d)) if d else None
 
     @staticmethod
@@ -327,12 +327,3 @@ def _init(model: nn.Module, seed: int, assign: Any = None) -> None:
             else:
                 assign(p, value.to(p.dtype))
 
-
-def set_routing(model: nn.Module, sigmoid_form: str, deepseek: bool) -> None:
-    """``build_model``'s routing choices on a built model: the sigmoid form of routers without a correction bias,
-    and a DeepSeek config's router bias as the correction bias under any score."""
-    for m in model.modules():
-        if isinstance(m, MoE) and m.router.sigmoid_form is not None and m.router.e_score_correction_bias is None:
-            m.router.sigmoid_form = sigmoid_form
-        if isinstance(m, MoE) and deepseek:
-            m.router.choose_with_the_bias_only()

@@ -64,12 +64,16 @@ TEST_CASE("DeepSeek's correction bias is stored and counted but never stepped", 
   ModelConfig c = test::mixtral_8x7b();
   c.moe.router_score = RouterScore::sigmoid;
   c.moe.router_bias = true;
+  c.moe.router_form = RouterForm::deepseek;
   const anatomy::LayerSums s = anatomy::layer_sums(c, true);
   CHECK(s.params(anatomy::Term::router) == 4096 * 8 + 8);
   CHECK(s.frozen_params == 8);
   CHECK(s.trainable_tensors == 31);
-  // Under softmax the bias is gpt-oss's, on the logits: trained.
+  // The same under softmax scores (a DeepSeek config's bias is its correction bias whatever the score) ...
   c.moe.router_score = RouterScore::softmax;
+  CHECK(anatomy::layer_sums(c, true).frozen_params == 8);
+  // ... but the plain form's bias is gpt-oss's, on the logits: trained.
+  c.moe.router_form = RouterForm::plain;
   CHECK(anatomy::layer_sums(c, true).trainable_tensors == 32);
   CHECK(anatomy::layer_sums(c, true).frozen_params == 0);
 }

@@ -36,6 +36,8 @@ ModelConfig plain_sigmoid() {
   ModelConfig c = test::tiny_moe();
   c.ffn.type = FfnType::plain;
   c.moe.router_score = RouterScore::sigmoid;
+  c.moe.router_form = default_router_form(c.moe);  // the form a file with these scores and bias reads
+  c.moe.renormalize = default_renormalize(c.moe.router_form);
   c.moe.num_shared_experts = 2;
   c.moe.shared_gate = true;
   c.attention.num_kv_heads = 1;

@@ -109,6 +109,8 @@ TEST_CASE("bench step: gradients equal central differences of the loss", "[bench
   other.name = "tiny-moe-plain";
   other.ffn.type = FfnType::plain;
   other.moe.router_score = RouterScore::sigmoid;
+  other.moe.router_form = default_router_form(other.moe);  // the form a file with these scores and bias reads
+  other.moe.renormalize = default_renormalize(other.moe.router_form);
   other.attention.num_kv_heads = 1;
   other.attention.pattern = {LayerAttention::sliding, LayerAttention::chunked};
   other.attention.window = 3;
@@ -161,6 +163,8 @@ TEST_CASE("bench step: decoding against the cache gives the forward's last posit
   ModelConfig other = test::tiny_moe();
   other.ffn.type = FfnType::plain;
   other.moe.router_score = RouterScore::sigmoid;
+  other.moe.router_form = default_router_form(other.moe);  // the form a file with these scores and bias reads
+  other.moe.renormalize = default_renormalize(other.moe.router_form);
   other.attention.pattern = {LayerAttention::sliding, LayerAttention::chunked};
   other.attention.window = 3;
   other.attention.chunk = 4;

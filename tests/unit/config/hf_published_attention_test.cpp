@@ -60,6 +60,7 @@ ModelConfig gpt_oss(std::int64_t layers, std::int64_t experts) {
   e.moe.top_k = 4;
   e.moe.expert_width = 2880;
   e.moe.router_bias = true;
+  e.moe.clamped_swiglu = MoeConfig::ClampedSwiglu{1.702, 7.0};  // GptOssExperts' alpha, the file's swiglu_limit
   return e;
 }
 
@@ -85,6 +86,8 @@ ModelConfig llama4(std::int64_t experts, std::int64_t step, std::int64_t context
   e.moe.num_shared_experts = 1;
   e.moe.shared_width = 8192;
   e.moe.router_score = RouterScore::sigmoid;
+  e.moe.router_form = RouterForm::llama4;
+  e.moe.renormalize = false;
   e.moe.every = step;
   e.moe.phase = step - 1;
   return e;
@@ -115,6 +118,7 @@ TEST_CASE("DeepSeek-V3 imports as MLA with an MTP module and reproduces 671B tot
   e.moe.shared_width = 2048;
   e.moe.router_bias = true;
   e.moe.router_score = RouterScore::sigmoid;
+  e.moe.router_form = RouterForm::deepseek;
   e.moe.first_dense = 3;
   e.mtp_modules = 1;
   CHECK(to_json(c) == to_json(e));
@@ -159,6 +163,7 @@ TEST_CASE("DeepSeek-V2-Lite imports without a query LoRA: 15.7B total reproduces
   e.moe.num_shared_experts = 2;
   e.moe.shared_width = 1408;
   e.moe.first_dense = 1;
+  e.moe.renormalize = false;  // DeepSeek-V2's router never divides by the chosen weights' sum
   CHECK(to_json(c) == to_json(e));
   CHECK(c == e);
 

@@ -60,9 +60,9 @@ TEST_CASE("Hugging Face export of Qwen3-30B-A3B is its own schema, key by key", 
   const ModelConfig c = smelt::parse_hf_config(text);
   const auto out = nlohmann::json::parse(smelt::export_hf(c, smelt::hf_family_of(text)));
   const auto hub = nlohmann::json::parse(text);
-  // Every key written carries the Hub file's value, except the two the Hub file spells differently:
-  // _name_or_path (absent there, the import names the model after its type) and mlp_only_layers/
-  // decoder_sparse_step (equal here: 1 and []).
+  // Every key written carries the Hub file's value (norm_topk_prob: true there, as renormalize), except the two the Hub
+  // file spells differently: _name_or_path (absent there, the import names the model after its type) and
+  // mlp_only_layers/ decoder_sparse_step (equal here: 1 and []).
   for (const char* key : {"architectures",       "model_type",
                           "vocab_size",          "hidden_size",
                           "num_hidden_layers",   "max_position_embeddings",
@@ -73,12 +73,13 @@ TEST_CASE("Hugging Face export of Qwen3-30B-A3B is its own schema, key by key", 
                           "use_sliding_window",  "sliding_window",
                           "max_window_layers",   "num_experts",
                           "num_experts_per_tok", "moe_intermediate_size",
-                          "decoder_sparse_step", "mlp_only_layers"}) {
+                          "decoder_sparse_step", "mlp_only_layers",
+                          "norm_topk_prob"}) {
     INFO(key);
     CHECK(out.at(key) == hub.at(key));
   }
   CHECK(out.at("_name_or_path") == "qwen3_moe");
-  CHECK(out.size() == 23);  // the 22 keys above and the name: no loop block without a loop
+  CHECK(out.size() == 24);  // the 23 keys above and the name: no loop block without a loop
 }
 
 TEST_CASE("Hugging Face export writes the loop block, and the import reads it back", "[export]") {
@@ -129,6 +130,8 @@ TEST_CASE("Hugging Face export names every field a family cannot express", "[exp
         "moe.router_bias = true: the Hugging Face mixtral schema cannot express it (it reads back as false)\n"
         "moe.router_score = \"sigmoid\": the Hugging Face mixtral schema cannot express it (it reads back as "
         "\"softmax\")\n"
+        "moe.router_form = \"deepseek\": the Hugging Face mixtral schema cannot express it (it reads back as "
+        "\"plain\")\n"
         "moe.layers = {\"every\":1,\"first_dense\":3,\"phase\":0}: the Hugging Face mixtral schema cannot express it "
         "(it reads back as {\"every\":1,\"first_dense\":0,\"phase\":0})\n"
         "mtp_modules = 1: the Hugging Face mixtral schema cannot express it (it reads back as 0)");
@@ -140,7 +143,7 @@ TEST_CASE("Hugging Face export names every field a family cannot express", "[exp
         "attention.pattern = [\"sliding\",\"full\"]: the Hugging Face mistral schema cannot express it (it reads back "
         "as [\"sliding\"])\n"
         "ffn.bias = true: the Hugging Face mistral schema cannot express it (it reads back as false)\n"
-        "moe = {\"expert_width\":2880,\"layers\":{\"every\":1,\"first_dense\":0,\"ph...: "
+        "moe = {\"clamped_swiglu\":{\"alpha\":1.702,\"limit\":7.0},\"expert_width\"...: "
         "the Hugging Face mistral schema cannot express it (it reads back without it)");
   ModelConfig bad_name = gpt_oss;
   bad_name.name = "gpt\xff";  // JSON text is UTF-8: a name set through the API may not be

@@ -62,6 +62,8 @@ inline ModelConfig draw_config(std::mt19937_64& rng) {
     m.first_dense = pick<i64>(rng, {0, 1});
     m.router_score = pick(rng, {RouterScore::softmax, RouterScore::sigmoid});
     m.router_bias = pick(rng, {false, true});
+    m.router_form = default_router_form(m);
+    m.renormalize = default_renormalize(m.router_form);
   }
   return c;
 }
