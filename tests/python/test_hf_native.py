@@ -1,5 +1,5 @@
-"""smelt.hf's pure-Python reader of the native config (python/smelt/hf/_native.py), which a checkpoint saved with
-``with_code=True`` runs where smelt is not installed: on every example it gives the canonical dict smelt gives, and
+"""smelt's pure-Python reader of the native config (python/smelt/reference/native_config.py), which a checkpoint
+saved with ``with_code=True`` runs where smelt is not installed: on every example it gives the canonical dict smelt gives, and
 on every bad input the same violations (field, value, rule), in the same order, as smelt's C++ reader. Needs
 neither torch nor transformers: the module is loaded from its file."""
 
@@ -14,7 +14,8 @@ import pytest
 import smelt
 from conftest import EXAMPLES, ROOT
 
-_spec = importlib.util.spec_from_file_location("smelt_hf_native", ROOT / "python" / "smelt" / "hf" / "_native.py")
+_spec = importlib.util.spec_from_file_location("smelt_native_config",
+                                               ROOT / "python" / "smelt" / "reference" / "native_config.py")
 native = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(native)
 

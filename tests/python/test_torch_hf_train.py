@@ -19,7 +19,7 @@ import torch.nn.functional as F  # noqa: E402
 import smelt  # noqa: E402
 import smelt.hf as sh  # noqa: E402
 import smelt.torch as st  # noqa: E402
-from smelt.torch._mtp import mtp_logits, trunk  # noqa: E402
+from smelt.torch import mtp_logits, trunk  # noqa: E402
 from test_torch_hf import CASES as FAMILIES, _randomise  # noqa: E402
 from torch_support import derived_looped, example  # noqa: E402
 
@@ -65,7 +65,7 @@ def test_mtp_depths_join_the_loss_with_lambda_over_d():
 
 
 def test_the_load_balancing_loss_by_hand():
-    from smelt.hf._loss import load_balancing_loss
+    from smelt.reference.loss import load_balancing_loss
 
     # E = 2, top-1, 4 tokens with probabilities (0.9, 0.1), (0.8, 0.2), (0.3, 0.7), (0.6, 0.4): choices 0, 0, 1, 0,
     # so f = (3/4, 1/4); P = ((0.9 + 0.8 + 0.3 + 0.6) / 4, ...) = (0.65, 0.35); 2 x (0.75 x 0.65 + 0.25 x 0.35)

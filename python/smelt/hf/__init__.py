@@ -16,11 +16,11 @@ from typing import Any
 
 import smelt
 
-from . import _code
-from ._cache import SmeltCache
-from ._config import SmeltConfig
+from ..reference import configuration_smelt, modeling_smelt
+from ..reference.configuration_smelt import SmeltConfig
+from ..reference.modeling_smelt import SmeltForCausalLM, SmeltPreTrainedModel
+from ..reference.smelt_cache import SmeltCache
 from ._family import from_family
-from ._model import SmeltForCausalLM, SmeltPreTrainedModel
 
 # Beside the class, not in it: it reads a family's config with smelt's core, which the checkpoint's own copy of the
 # modeling code (save(..., with_code=True)) does without.
@@ -48,9 +48,9 @@ def save(config: Any, directory: str | os.PathLike, with_code: bool = False) -> 
     and no file already there (a ``config.json.tmp``, a link) is written through. A link named like one of the
     files is replaced by the file, its target untouched; a directory named like one is refused."""
     text = smelt.export_hf(config, family="smelt")
-    code = _code.files() if with_code else {}
+    code = _code_files() if with_code else {}
     if with_code:
-        text = _code.with_auto_map(text)
+        text = _with_auto_map(text)
     folder = os.fspath(directory)
     files = [*code.items(), ("config.json", text)]  # config.json, which names the code, replaced last
     for name, _ in files:
@@ -68,3 +68,29 @@ def save(config: Any, directory: str | os.PathLike, with_code: bool = False) -> 
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return os.path.join(folder, "config.json")
+
+
+# config.json's auto_map with with_code: the two classes transformers loads from the files beside it.
+AUTO_MAP = {"AutoConfig": "configuration_smelt.SmeltConfig", "AutoModelForCausalLM": "modeling_smelt.SmeltForCausalLM"}
+
+
+def _code_files() -> dict[str, str]:
+    """File name -> text of the two files transformers loads and every module they import relatively: the set
+    transformers' own code-shipping (``custom_object_save``) copies, found by its own rule."""
+    from transformers.dynamic_module_utils import get_relative_import_files
+
+    out = {}
+    for module in (configuration_smelt, modeling_smelt):
+        for path in [module.__file__, *get_relative_import_files(module.__file__)]:
+            with open(path, encoding="utf-8") as f:
+                out[os.path.basename(path)] = f.read()
+    return dict(sorted(out.items()))
+
+
+def _with_auto_map(config_json: str) -> str:
+    """config.json's text with ``auto_map`` after ``model_type`` (every other byte as smelt-match writes it)."""
+    line = '  "model_type": "smelt",\n'
+    if line not in config_json:
+        raise ValueError("config.json: no top-level model_type \"smelt\" line to place auto_map after")
+    entries = ",\n".join(f'    "{k}": "{v}"' for k, v in AUTO_MAP.items())
+    return config_json.replace(line, line + '  "auto_map": {\n' + entries + "\n  },\n", 1)

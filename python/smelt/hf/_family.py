@@ -11,7 +11,7 @@ import torch
 import smelt
 
 from ..torch._hf_weights import load_hf_state_dict
-from ._config import SmeltConfig
+from ..reference.configuration_smelt import SmeltConfig
 
 
 def from_family(cls: type, source: Any, state_dict: Mapping[str, torch.Tensor] | None = None, **config: Any) -> Any:

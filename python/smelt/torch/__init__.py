@@ -19,14 +19,14 @@ refuses the rest first); nothing is approximated.
 
 from __future__ import annotations
 
-from ._attention import Attention, attention_mask
-from ._cache import KVCache, generate
-from ._mla import MLA
+from ..reference.attention import Attention, attention_mask
+from ..reference.kv_cache import KVCache, generate
+from ..reference.mla import MLA
+from ..reference.moe import FFN, MoE
+from ..reference.mtp import MTPModule, mtp_logits, trunk
 from ._measure import Measurement, Row, measure
 from ._model import ReferenceModel, build_model
-from ._moe import FFN, MoE
 from ._shrink import shrink
-from ._mtp import MTPModule, mtp_logits, trunk
 from ._terms import TERMS, mtp_params, param_terms
 
 __all__ = [

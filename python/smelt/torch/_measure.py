@@ -18,8 +18,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import smelt
 
-from ._args import MAX_CONTEXT, MAX_SEED, check_int
-from ._attention import attention_mask
+from ..reference.args import MAX_CONTEXT, MAX_SEED, check_int
+from ..reference.attention import attention_mask
 from ._model import build_model, native
 from ._terms import TERMS, param_terms
 
@@ -198,7 +198,7 @@ def _run(model: nn.Module, tokens: torch.Tensor, t: int, training: bool) -> dict
     depth = len(model.mtp) if getattr(model, "mtp", None) is not None else 0
     with FlopCounterMode(display=False) as fc:
         if depth:
-            from ._mtp import mtp_logits, trunk  # multi-token prediction runs outside the model's forward
+            from ..reference.mtp import mtp_logits, trunk  # multi-token prediction runs outside the model's forward
 
             logits, hidden = trunk(model, tokens[:, :t])
             snaps = {"forward": _snapshot(fc)}

@@ -8,8 +8,8 @@ import torch
 
 import smelt
 
-from ._args import MAX_SEED, check_int
-from ._reference import RECOMPUTE, Block, ReferenceModel, _check_recompute, _init  # noqa: F401
+from ..reference.args import MAX_SEED, check_int
+from ..reference.reference_model import RECOMPUTE, Block, ReferenceModel, _check_recompute, _init  # noqa: F401
 
 
 def native(cfg: Any) -> dict:

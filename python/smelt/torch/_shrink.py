@@ -6,7 +6,7 @@ from typing import Any
 
 import smelt
 
-from ._args import check_int
+from ..reference.args import check_int
 from ._model import native
 
 

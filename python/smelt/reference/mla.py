@@ -8,8 +8,8 @@ from typing import Any, Mapping
 import torch
 from torch import nn
 
-from ._attention import core, held
-from ._common import norm, rope
+from .attention import core, held
+from .common import norm, rope
 
 
 class MLA(nn.Module):
@@ -40,7 +40,7 @@ class MLA(nn.Module):
         self.o_proj = nn.Linear(self.n_h * self.d_v, h, bias=a["out_bias"])
         self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
         self.scale = 1.0 / math.sqrt(self.d_nope + self.d_rope)
-        self.checkpoint_core = False  # selective recompute (_attention.py's ``core``), set by ReferenceModel
+        self.checkpoint_core = False  # selective recompute (attention.py's ``core``), set by ReferenceModel
 
     def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
         b, t, _ = x.shape

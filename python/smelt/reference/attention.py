@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from ._common import norm, rope
+from .common import norm, rope
 
 
 def position_mask(kind: str, q_pos: torch.Tensor, k_pos: torch.Tensor, window: int, chunk: int) -> torch.Tensor:

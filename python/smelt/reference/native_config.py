@@ -2,7 +2,7 @@
 with_code=True)``), which runs without smelt: the same keys, types, words, defaults and rules as
 src/config/native_json.cpp and src/config/validate.cpp, the same violations (field, value, rule) in the same order,
 and the canonical dict ``smelt.Config.to_dict()`` gives. Where smelt is installed, SmeltConfig reads with smelt
-itself; tests/python/test_torch_hf_native.py holds the two readers to the same answers.
+itself; tests/python/test_hf_native.py holds the two readers to the same answers.
 
 The bounds are include/smelt/detail/bounds.hpp's: they keep a model that config.json describes buildable (at most 65,536
 layers, loops of at most 1,024 passes, widths of at most 2^24).
@@ -256,6 +256,15 @@ def default_router_form(moe: dict) -> str:
     if moe["router_score"] == "softmax":
         return "plain"
     return "deepseek" if moe["router_bias"] else "llama4"
+
+
+def routing(moe: dict) -> tuple[str, bool, tuple[float, float] | None]:
+    """(router_form, renormalize, the clamped SwiGLU's (alpha, limit) or None) of a canonical ``moe`` block, which
+    writes each only where it differs from its default (the reference model's routers are built from them)."""
+    form = moe.get("router_form", default_router_form(moe))
+    renormalize = moe.get("renormalize", form != "llama4")
+    clamp = moe.get("clamped_swiglu")
+    return form, renormalize, (float(clamp["alpha"]), float(clamp["limit"])) if clamp else None
 
 
 def _read_moe(m: _Object, c: dict) -> None:

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._routing import routing
+from .native_config import routing
 
 
 class FFN(nn.Module):

@@ -11,15 +11,15 @@ from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import MoeCausalLMOutputWithPast
 
-from ..torch._attention import Attention
-from ..torch._mla import MLA
-from ..torch._moe import MoE
-from ..torch._reference import ReferenceModel, _init, _moe_layers
-from ._cache import SmeltCache
-from ._checkpoint import FLOATS
-from ._checkpoint import tensors as checkpoint_tensors
-from ._config import SmeltConfig
-from ._loss import causal_loss, load_balancing_loss
+from .attention import Attention
+from .checkpoint import FLOATS
+from .checkpoint import tensors as checkpoint_tensors
+from .configuration_smelt import SmeltConfig
+from .loss import causal_loss, load_balancing_loss
+from .mla import MLA
+from .moe import MoE
+from .reference_model import ReferenceModel, _init, _moe_layers
+from .smelt_cache import SmeltCache
 
 # Arguments generate() and Trainer may pass that change nothing when false or None.
 _HARMLESS = ("output_attentions", "output_hidden_states", "cache_position", "return_dict")

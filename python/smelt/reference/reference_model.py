@@ -12,14 +12,14 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from ._args import check_int
-from ._attention import Attention
-from ._cache import KVCache
-from ._common import norm
-from ._lora import attach as attach_lora
-from ._mla import MLA
-from ._moe import FFN, MoE
-from ._mtp import MTPModule, training_loss
+from .args import check_int
+from .attention import Attention
+from .common import norm
+from .kv_cache import KVCache
+from .lora import attach as attach_lora
+from .mla import MLA
+from .moe import FFN, MoE
+from .mtp import MTPModule, training_loss
 
 
 class Block(nn.Module):
@@ -153,7 +153,7 @@ class ReferenceModel(nn.Module):
             seen[i] = seen.get(i, -1) + 1
             self.visit_pass.append(seen[i])
         self.exit_logits: list[torch.Tensor] = []  # each gate's logit per pass, from the last forward
-        # Multi-token prediction (_mtp.py): each module's layer shaped like the last one, full attention.
+        # Multi-token prediction (mtp.py): each module's layer shaped like the last one, full attention.
         d = cfg.get("mtp_modules", 0)
         last = (cfg, "full", n - 1 in moe)
         self.mtp = nn.ModuleList(MTPModule(cfg, Block(*last)) for _ in range(d)) if d else None
@@ -302,7 +302,7 @@ class ReferenceModel(nn.Module):
         return x, prelude
 
     def loss(self, tokens: torch.Tensor, mtp_weight: float = 0.3) -> torch.Tensor:
-        """Next-token loss on tokens[:, :T] plus the MTP modules' (T = length - mtp_modules - 1; _mtp.py)."""
+        """Next-token loss on tokens[:, :T] plus the MTP modules' (T = length - mtp_modules - 1; mtp.py)."""
         return training_loss(self, tokens, mtp_weight)
 
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..torch._mtp import EXIT_ENTROPY_WEIGHT, exit_entropy, mtp_logits
+from .mtp import EXIT_ENTROPY_WEIGHT, exit_entropy, mtp_logits
 
 IGNORE = -100  # transformers' ignore_index for labels
 

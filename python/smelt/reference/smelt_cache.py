@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers import Cache
 
-from ..torch._cache import KVCache
+from .kv_cache import KVCache
 
 
 class SmeltCache(KVCache, Cache):

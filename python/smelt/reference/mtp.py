@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._common import norm
+from .common import norm
 
 
 class MTPModule(nn.Module):

@@ -7,9 +7,9 @@ from typing import Any
 
 from transformers import PreTrainedConfig
 
-from ..torch._args import MAX_SEED, _Refused
-from ._native import NativeConfigError
-from ._native import read as read_native
+from .args import MAX_SEED, _Refused
+from .native_config import NativeConfigError
+from .native_config import read as read_native
 
 try:  # smelt's reader checks the native config; a checkpoint's own copy of this code runs without smelt
     import smelt
@@ -76,7 +76,7 @@ def _checked(native: Any, copies: dict, checked: dict | None = None) -> dict:
     """The native config as smelt reads it (a ConfigError names each bad field as ``smelt.<field>``, a copy that
     differs by its transformers name, a top-level loop block), in smelt's canonical form. ``checked``: the keys
     of CHECKED the file has, which smelt's reader compares (without smelt, only the copies are compared)."""
-    if smelt is None:  # without smelt (a checkpoint's own code): smelt's rules in pure Python (_native.py)
+    if smelt is None:  # without smelt (a checkpoint's own code): smelt's rules in pure Python (native_config.py)
         try:
             native = read_native(native, "smelt")
         except NativeConfigError as e:
