@@ -167,7 +167,7 @@ def measure(cfg: dict, b: int, s: int, repeats: int) -> float:
     y = torch.randint(0, cfg["vocab_size"], (b, s), generator=g)
 
     def step() -> None:
-        logits = model(x)
+        logits = model(x).logits
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         opt.zero_grad()
         loss.backward()

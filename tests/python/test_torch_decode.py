@@ -32,7 +32,7 @@ def decode(model, tokens, steps):
     """Logits of a prefill of steps[0] tokens, then of each further step's tokens from the cache."""
     cache, out, at = st.KVCache(), [], 0
     for n in steps:
-        out.append(model(tokens[:, at : at + n], cache=cache))
+        out.append(model(tokens[:, at : at + n], cache=cache).logits)
         at += n
     assert at == tokens.shape[1] and cache.length == at
     return torch.cat(out, dim=1), cache
@@ -44,7 +44,7 @@ def test_decoding_from_the_cache_gives_the_full_forward_s_logits(name):
     model = st.build_model(cfg, seed=0).double()
     tokens = torch.randint(0, cfg["vocab_size"], (2, T), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        full = model(tokens)
+        full = model(tokens).logits
         # p = 5, then one token at a time; a step of 3 tokens too (a chunk of a prefill), then ones.
         one, cache = decode(model, tokens, [PREFILL] + [1] * (T - PREFILL))
         mixed_steps, _ = decode(model, tokens, [PREFILL, 3] + [1] * (T - PREFILL - 3))
@@ -88,7 +88,7 @@ def test_generate_is_greedy_decoding():
     want = prompt
     with torch.no_grad():
         for _ in range(5):
-            want = torch.cat([want, model(want)[:, -1:].argmax(dim=-1)], dim=1)
+            want = torch.cat([want, model(want).logits[:, -1:].argmax(dim=-1)], dim=1)
     assert out.shape == (2, 9) and torch.equal(out, want)
 
 

@@ -42,9 +42,10 @@ def test_a_half_precision_model_runs_decodes_and_trains(name, dtype):
     model = st.build_model(cfg, seed=0).to(dtype)
     tokens = torch.randint(0, cfg["vocab_size"], (2, 10), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        want, full = ref(tokens), model(tokens)
+        want, full = ref(tokens).logits, model(tokens).logits
         cache = st.KVCache()
-        steps = [model(tokens[:, :6], cache=cache)] + [model(tokens[:, i : i + 1], cache=cache) for i in range(6, 10)]
+        steps = [model(tokens[:, :6], cache=cache).logits]
+        steps += [model(tokens[:, i : i + 1], cache=cache).logits for i in range(6, 10)]
     assert full.dtype == dtype and all(s.dtype == dtype for s in steps)
     # The logits (at most 0.94 here) against float32's: float16 (11 bits) within 1e-3 measured; bfloat16 (8 bits)
     # within 1e-2, and 0.045 for gpt-oss, where 2 to 3 of the 20 tokens choose other experts than in float32.
@@ -63,7 +64,7 @@ def test_a_float64_default_dtype_builds_a_float64_model():
     torch.set_default_dtype(torch.float64)
     try:
         model = st.build_model(cfg, seed=0)
-        logits = model(torch.zeros(1, 4, dtype=torch.long))
+        logits = model(torch.zeros(1, 4, dtype=torch.long)).logits
     finally:
         torch.set_default_dtype(old)
     assert {p.dtype for p in model.parameters()} == {torch.float64} and logits.dtype == torch.float64

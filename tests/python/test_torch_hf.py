@@ -137,7 +137,7 @@ def _max_diff(case: str, float64: bool = True, **how) -> float:
     with torch.no_grad():
         with Float64() if float64 else torch.no_grad():
             want = hf(input_ids=tokens).logits
-        got = ref(tokens)
+        got = ref(tokens).logits
     assert want.dtype == got.dtype == torch.float64
     assert want.abs().max() > 0.1  # the logits are not near zero, so the comparison means something
     return (want - got).abs().max().item()

@@ -104,7 +104,7 @@ def test_huginn_truncated_backprop_skips_the_early_passes_backward():
     model = st.build_model(cfg, seed=0)
     tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc:
-        model(tokens).sum().backward()
+        model(tokens).logits.sum().backward()
     assert fc.get_total_flops() == 3 * fwd[3]["forward_per_sequence"] - 2 * 2 * one_pass
     # smelt's own count says the same on its causal convention: 3 x forward - 2 x 2 passes
     own = {r: smelt.count(huginn(r, backprop=1 if r == 3 else 0), context=t).to_dict()["flops_per_token"] for r in (2, 3)}
@@ -126,8 +126,7 @@ def test_ouro_structure_by_hand():
     assert sorted(model.pass_ends) == [2, 5, 8, 11]
     assert [model.pass_ends[v][0] for v in (2, 5, 8, 11)] == [True, True, True, False]
     tokens = torch.randint(0, cfg["vocab_size"], (2, 7), generator=torch.Generator().manual_seed(0))
-    model(tokens)
-    assert [tuple(g.shape) for g in model.exit_logits] == [(2, 7, 1)] * 4
+    assert [tuple(g.shape) for g in model(tokens).exit_logits] == [(2, 7, 1)] * 4
 
 
 def test_nanbeige_structure_by_hand():
@@ -171,9 +170,10 @@ def decode_equals_full_forward(cfg: dict, model, t: int = 12) -> tuple[torch.Ten
     forward to 1e-10; the cache then holds smelt's KV bytes at context t. Returns the tokens, logits and cache."""
     tokens = torch.randint(0, cfg["vocab_size"], (2, t), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        full = model(tokens)
+        full = model(tokens).logits
         cache = st.KVCache()
-        steps = [model(tokens[:, :5], cache=cache)] + [model(tokens[:, i : i + 1], cache=cache) for i in range(5, t)]
+        steps = [model(tokens[:, :5], cache=cache).logits]
+        steps += [model(tokens[:, i : i + 1], cache=cache).logits for i in range(5, t)]
     assert torch.allclose(torch.cat(steps, dim=1), full, rtol=0, atol=1e-10)
     kv = smelt.count(cfg, context=t).to_dict()["kv_cache"]
     assert cache.elements() * kv["element_bytes"] == 2 * kv["bytes_at_context"]  # batch 2
@@ -209,5 +209,5 @@ def test_shared_kv_caches_the_first_pass_and_still_runs_every_projection():
     # the policy changes the outputs: the later passes' keys are the first pass's, not their own
     per_visit = dict(cfg, loops=[cfg["loops"][0], dict(cfg["loops"][1], kv_policy="per_visit")])
     with torch.no_grad():
-        other = st.build_model(per_visit, seed=0).double()(tokens)
+        other = st.build_model(per_visit, seed=0).double()(tokens).logits
     assert not torch.allclose(other, full)

@@ -69,7 +69,7 @@ def test_deepseek_v3_mtp_module_by_hand():
 def measured_mtp(model, t: int) -> tuple[int, int, int]:
     """FlopCounterMode on the MTP modules' forward of t positions: (total, attention core, head)."""
     g = torch.Generator().manual_seed(0)
-    tokens = torch.randint(0, model.config["vocab_size"], (1, t + len(model.mtp)), generator=g)
+    tokens = torch.randint(0, model.config.vocab_size, (1, t + len(model.mtp)), generator=g)
     with torch.no_grad():
         _, hidden = st.trunk(model, tokens[:, :t])
     with FlopCounterMode(display=False) as fc:
@@ -170,7 +170,7 @@ def test_without_mtp_the_loss_is_the_next_token_loss():
     assert model.mtp is None
     tokens = torch.randint(0, 1000, (2, 9), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        want = torch.nn.functional.cross_entropy(model(tokens[:, :8]).reshape(-1, 1000), tokens[:, 1:].reshape(-1))
+        want = torch.nn.functional.cross_entropy(model(tokens[:, :8]).logits.reshape(-1, 1000), tokens[:, 1:].reshape(-1))
         assert torch.equal(model.loss(tokens), want)
 
 

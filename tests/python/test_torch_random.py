@@ -221,9 +221,9 @@ def test_a_random_config_decodes_as_its_full_forward(seed):
     prefill = 1 + seed % (t - 1)
     cache, out, at = st.KVCache(), [], 0
     with torch.no_grad():
-        full = model(tokens)
+        full = model(tokens).logits
         for n in [prefill] + [1] * (t - prefill):
-            out.append(model(tokens[:, at : at + n], cache=cache))
+            out.append(model(tokens[:, at : at + n], cache=cache).logits)
             at += n
     assert torch.allclose(torch.cat(out, dim=1), full, rtol=0, atol=1e-10)
     # After T tokens each slot (one per visit) holds smelt's elements per token held x tokens held.

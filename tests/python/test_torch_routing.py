@@ -22,15 +22,14 @@ S2, S1, S0 = 0.880797, 0.731059, 0.5
 def four_experts(score: str, bias: bool, top_k: int = 2, renormalize: bool | None = None) -> st.MoE:
     """A MoE layer of H = 4, 4 experts of width 3, its router the identity: the logits are the token itself."""
     cfg = {
-        "hidden_size": 4,
-        "ffn": {"type": "gated", "bias": False, "dense_width": 8},
-        "moe": {"num_experts": 4, "top_k": top_k, "expert_width": 3, "num_shared_experts": 0, "shared_width": 0},
+        "schema_version": 1, "vocab_size": 8, "num_layers": 1, "hidden_size": 4,
+        "attention": {"num_heads": 1, "num_kv_heads": 1, "head_dim": 4},
+        "moe": {"num_experts": 4, "top_k": top_k, "expert_width": 3, "router_bias": bias, "router_score": score},
     }
-    cfg["moe"].update(shared_gate=False, router_bias=bias, router_score=score)
     if renormalize is not None:  # otherwise the default of the form the score and bias give
         cfg["moe"]["renormalize"] = renormalize
     torch.manual_seed(0)
-    moe = st.MoE(cfg)
+    moe = st.MoE(st.ModelConfig.from_native(cfg))
     with torch.no_grad():
         moe.router.weight.copy_(torch.eye(4))
         if moe.router.bias is not None:

@@ -52,7 +52,7 @@ def batch(g: torch.Generator, batch_size: int = 8, tokens: int = 16) -> tuple[to
 
 
 def loss_of(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    logits = model(x)
+    logits = model(x).logits
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 

@@ -31,7 +31,7 @@ def derived_looped() -> dict:
 def measured_flop_terms(model, t: int) -> tuple[dict, int]:
     """FlopCounterMode on one forward of t tokens, per smelt term, per token (smelt.torch's own mapping of the
     module tree onto the terms, docs/reference-model.md "check-model"); nothing is left unmapped."""
-    tokens = torch.randint(0, model.config["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
+    tokens = torch.randint(0, model.config.vocab_size, (1, t), generator=torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc:
         model(tokens)
     per = {k: sum(v.values()) for k, v in fc.get_flop_counts().items()}
@@ -150,9 +150,9 @@ def check_training_flops(cfg: dict, t: int = 16) -> torch.nn.Module:
     model = st.build_model(cfg, seed=0)
     tokens = torch.randint(0, cfg["vocab_size"], (1, t), generator=torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc:
-        out = model(tokens).sum()
+        o = model(tokens)
         # An exit gate's logits (Ouro) feed the training loss through the exit distribution: backward through them.
-        (out + sum(g.sum() for g in model.exit_logits)).backward()
+        (o.logits.sum() + sum(g.sum() for g in o.exit_logits)).backward()
     fwd = smelt.count(cfg, context=t, convention="flop-counter").to_dict()["flops_per_token"]["forward_per_sequence"]
     assert fc.get_total_flops() == 3 * fwd
     return model

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -11,6 +11,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .common import norm, rope
+from .model_config import ModelConfig
 
 
 def position_mask(kind: str, q_pos: torch.Tensor, k_pos: torch.Tensor, window: int, chunk: int) -> torch.Tensor:
@@ -73,30 +74,32 @@ def core(m: nn.Module, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, start:
 class Attention(nn.Module):
     """GQA/MHA/MQA with explicit head_dim: H*(q + 2kv) + q*H weights, + biases, q/k norms, sinks."""
 
-    def __init__(self, cfg: Mapping[str, Any], kind: str) -> None:
+    def __init__(self, cfg: ModelConfig, kind: str) -> None:
         super().__init__()
-        a, h = cfg["attention"], cfg["hidden_size"]
-        self.n_h, self.n_kv, self.d = a["num_heads"], a["num_kv_heads"], a["head_dim"]
-        self.kind, self.window, self.chunk = kind, a["window"], a["chunk"]
+        a, h = cfg.attention, cfg.hidden_size
+        self.n_h, self.n_kv, self.d = a.num_heads, a.num_kv_heads, a.head_dim
+        self.kind, self.window, self.chunk = kind, a.window, a.chunk
         q, kv = self.n_h * self.d, self.n_kv * self.d
-        qk_bias = a["qkv_bias"] or a.get("qk_bias", False)  # Huginn's qk_bias: q and k only
+        qk_bias = a.qkv_bias or a.qk_bias  # Huginn's qk_bias: q and k only
         self.q_proj = nn.Linear(h, q, bias=qk_bias)
         self.k_proj = nn.Linear(h, kv, bias=qk_bias)
-        self.v_proj = nn.Linear(h, kv, bias=a["qkv_bias"])
-        self.o_proj = nn.Linear(q, h, bias=a["out_bias"])
-        self.qk_norm = a["qk_norm"]
+        self.v_proj = nn.Linear(h, kv, bias=a.qkv_bias)
+        self.o_proj = nn.Linear(q, h, bias=a.out_bias)
+        self.qk_norm = a.qk_norm
         if self.qk_norm == "per_head":  # Qwen3: one norm of head_dim each, shared by the heads
             self.q_norm, self.k_norm = norm(cfg, self.d), norm(cfg, self.d)
         elif self.qk_norm == "full":  # OLMoE: over all query heads, over all key heads
             self.q_norm, self.k_norm = norm(cfg, q), norm(cfg, kv)
-        self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
+        self.sinks = nn.Parameter(torch.empty(self.n_h)) if a.sinks else None
         self.scale = 1.0 / math.sqrt(self.d)
         self.checkpoint_core = False  # selective recompute (``core``), set by ReferenceModel
-        # kv_policy 'shared', set by ReferenceModel before each visit: a later pass, or the first pass it reads
-        self.reads_only = self.keeps_recent = False
 
-    def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
-        """Attention of x's t tokens; with a ``KVCache``, they follow its ``length`` cached tokens."""
+    def forward(
+        self, x: torch.Tensor, cache: Any = None, visit: int = 0, reads_only: bool = False, keeps_recent: bool = False
+    ) -> torch.Tensor:
+        """Attention of x's t tokens; with a ``KVCache``, they follow its ``length`` cached tokens in slot ``visit``.
+        Under kv_policy 'shared' (``reference_model.Visit``): ``reads_only``, a later pass, attends with what the
+        first pass of its layer attended with in this call; ``keeps_recent``, that first pass, keeps it for them."""
         b, t, _ = x.shape
         start = cache.length if cache is not None else 0
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
@@ -109,13 +112,13 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = rope(q, start), rope(k, start)  # at the absolute positions
         past = cache.get(visit) if cache is not None else None
-        if self.reads_only:  # kv_policy 'shared': the keys and values the first pass attended with in this call
+        if reads_only:  # kv_policy 'shared': the keys and values the first pass attended with in this call
             k, v = cache.recent[visit]
         elif past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        if self.keeps_recent:  # the first pass of a shared layer: what its later passes read in this call
+        if keeps_recent:  # the first pass of a shared layer: what its later passes read in this call
             cache.recent[visit] = (k, v)
-        if cache is not None and not self.reads_only:  # what a decoder keeps: all tokens, or the last window / chunk
+        if cache is not None and not reads_only:  # what a decoder keeps: all tokens, or the last window / chunk
             keep = held(self.kind, start + t, self.window, self.chunk)
             cache.put(visit, (k[:, :, k.shape[2] - keep :], v[:, :, v.shape[2] - keep :]))
         rep = self.n_h // self.n_kv  # each KV head serves n_h / n_kv query heads

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .model_config import ModelConfig
 
 ROPE_THETA = 10000.0
 
@@ -23,9 +23,9 @@ class RMSNorm(nn.RMSNorm):
         return y * self.weight if self.weight is not None else y
 
 
-def norm(cfg: Mapping[str, Any], width: int) -> nn.Module:
+def norm(cfg: ModelConfig, width: int) -> nn.Module:
     # LayerNorm carries weight and bias: twice RMSNorm's count (counting.md, section 5).
-    if cfg["norm"] == "layernorm":
+    if cfg.norm == "layernorm":
         return nn.LayerNorm(width, eps=1e-5)
     return RMSNorm(width, eps=1e-6)
 

@@ -48,10 +48,10 @@ class KVCache:
 def generate(model: torch.nn.Module, prompt: torch.Tensor, n: int) -> torch.Tensor:
     """Greedy decoding: the (B, P) prompt, then n tokens, each the argmax of the last logits, one at a time."""
     cache = KVCache()
-    logits = model(prompt, cache=cache)
+    logits = model(prompt, cache=cache).logits
     out = [prompt]
     for i in range(n):
         out.append(logits[:, -1:].argmax(dim=-1))
         if i + 1 < n:
-            logits = model(out[-1], cache=cache)
+            logits = model(out[-1], cache=cache).logits
     return torch.cat(out, dim=1)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .model_config import Loop
+
 
 class LoraLinear(nn.Module):
     """``base(x) + adapters[current](x)``: ``base`` the shared projection, one ``Linear(in, r) -> Linear(r, out)``
@@ -32,19 +34,19 @@ class LoraLinear(nn.Module):
         return self.base(x) + self.adapters[self.current](x)
 
 
-def attach(model: nn.Module, spans: list[dict]) -> dict[int, list[LoraLinear]]:
+def attach(model: nn.Module, spans: tuple[Loop, ...]) -> dict[int, list[LoraLinear]]:
     """Wraps the target projections of every layer of each span with ``lora_rank``; 0-based layer -> wrappers."""
     out: dict[int, list[LoraLinear]] = {}
     for span in spans:
-        rank = span.get("lora_rank", 0)
-        if not rank or span.get("count", 1) < 1:
+        rank = span.lora_rank
+        if not rank or span.count < 1:
             continue
-        for i in range(span["lo"], span["hi"] + 1):
+        for i in range(span.lo, span.hi + 1):
             layer = model.layers[i]
-            for target in span["lora_targets"]:
+            for target in span.lora_targets:
                 owner = layer.attn if target in ("q", "k", "v", "o") else layer.ffn
                 name = f"{target}_proj"
-                wrapped = LoraLinear(getattr(owner, name), rank, span["count"])
+                wrapped = LoraLinear(getattr(owner, name), rank, span.count)
                 setattr(owner, name, wrapped)
                 out.setdefault(i, []).append(wrapped)
     return out

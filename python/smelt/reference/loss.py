@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .mtp import EXIT_ENTROPY_WEIGHT, exit_entropy, mtp_logits
+from .reference_model import ReferenceOutput
 
 IGNORE = -100  # transformers' ignore_index for labels
 
@@ -19,18 +20,19 @@ def _ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 
 def causal_loss(
-    model: nn.Module, logits: torch.Tensor, labels: torch.Tensor, input_ids: torch.Tensor,
-    hidden: torch.Tensor | None, mtp_weight: float,
+    model: nn.Module, out: ReferenceOutput, labels: torch.Tensor, input_ids: torch.Tensor, mtp_weight: float
 ) -> torch.Tensor:
     """Mean cross-entropy of logits[:, i] against labels[:, i + 1] (transformers' shift), then the MTP depths
     (DeepSeek-V3's L_main + lambda / D sum_k L_MTP^k) on the first T - D - 1 positions, where depth k's logits at i
-    predict labels[:, i + k + 1]; minus Ouro's exit-entropy term when the model has exit gates (smelt.torch)."""
+    predict labels[:, i + k + 1]; minus Ouro's exit-entropy term when the model has exit gates (smelt.torch).
+    ``out`` is the model's forward of ``input_ids``."""
     if labels.shape != input_ids.shape:
         raise ValueError(f"labels: shape {tuple(labels.shape)}, input_ids {tuple(input_ids.shape)}: must match")
-    loss = _ce(logits[:, :-1], labels[:, 1:])
-    if model.exit_logits:
-        loss = loss - EXIT_ENTROPY_WEIGHT * exit_entropy(model.exit_logits)
-    if hidden is not None:
+    loss = _ce(out.logits[:, :-1], labels[:, 1:])
+    if out.exit_logits:
+        loss = loss - EXIT_ENTROPY_WEIGHT * exit_entropy(list(out.exit_logits))
+    if model.mtp is not None:
+        hidden = out.hidden
         d = len(model.mtp)
         t = input_ids.shape[1] - d - 1
         if t < 1:

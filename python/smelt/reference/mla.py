@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 from torch import nn
 
 from .attention import core, held
 from .common import norm, rope
+from .model_config import ModelConfig
 
 
 class MLA(nn.Module):
@@ -21,12 +22,12 @@ class MLA(nn.Module):
     forward lifts the held latents again through ``kv_b_proj`` (smelt's training form, counting.md 3.2).
     """
 
-    def __init__(self, cfg: Mapping[str, Any], kind: str) -> None:
+    def __init__(self, cfg: ModelConfig, kind: str) -> None:
         super().__init__()
-        a, h = cfg["attention"], cfg["hidden_size"]
-        self.n_h, self.r_q, self.r_kv = a["num_heads"], a["q_lora_rank"], a["kv_lora_rank"]
-        self.d_nope, self.d_rope, self.d_v = a["qk_nope_head_dim"], a["qk_rope_head_dim"], a["v_head_dim"]
-        self.kind, self.window, self.chunk = kind, a["window"], a["chunk"]
+        a, h = cfg.attention, cfg.hidden_size
+        self.n_h, self.r_q, self.r_kv = a.num_heads, a.q_lora_rank, a.kv_lora_rank
+        self.d_nope, self.d_rope, self.d_v = a.qk_nope_head_dim, a.qk_rope_head_dim, a.v_head_dim
+        self.kind, self.window, self.chunk = kind, a.window, a.chunk
         qk = self.n_h * (self.d_nope + self.d_rope)
         if self.r_q > 0:
             self.q_a_proj = nn.Linear(h, self.r_q, bias=False)
@@ -37,12 +38,15 @@ class MLA(nn.Module):
         self.kv_a_proj_with_mqa = nn.Linear(h, self.r_kv + self.d_rope, bias=False)
         self.kv_a_layernorm = norm(cfg, self.r_kv)
         self.kv_b_proj = nn.Linear(self.r_kv, self.n_h * (self.d_nope + self.d_v), bias=False)
-        self.o_proj = nn.Linear(self.n_h * self.d_v, h, bias=a["out_bias"])
-        self.sinks = nn.Parameter(torch.empty(self.n_h)) if a["sinks"] else None
+        self.o_proj = nn.Linear(self.n_h * self.d_v, h, bias=a.out_bias)
+        self.sinks = nn.Parameter(torch.empty(self.n_h)) if a.sinks else None
         self.scale = 1.0 / math.sqrt(self.d_nope + self.d_rope)
         self.checkpoint_core = False  # selective recompute (attention.py's ``core``), set by ReferenceModel
 
-    def forward(self, x: torch.Tensor, cache: Any = None, visit: int = 0) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cache: Any = None, visit: int = 0, reads_only: bool = False, keeps_recent: bool = False
+    ) -> torch.Tensor:
+        """As ``Attention.forward``; kv_policy 'shared' is not built with MLA (ReferenceModel refuses it)."""
         b, t, _ = x.shape
         start = cache.length if cache is not None else 0
         q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x))) if self.r_q > 0 else self.q_proj(x)

@@ -17,8 +17,8 @@ from .checkpoint import tensors as checkpoint_tensors
 from .configuration_smelt import SmeltConfig
 from .loss import causal_loss, load_balancing_loss
 from .mla import MLA
-from .moe import MoE
-from .reference_model import ReferenceModel, _init, _moe_layers
+from .model_config import ModelConfig
+from .reference_model import ReferenceModel, _init
 from .smelt_cache import SmeltCache
 
 # Arguments generate() and Trainer may pass that change nothing when false or None.
@@ -132,33 +132,20 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
             cache.check_batch(input_ids.shape[0])
         self._attention_form()
         coef = float(self.config.router_aux_loss_coef or 0.0)
-        routers = [m.router for m in self.model.modules() if isinstance(m, MoE)]
-        record = bool(routers) and (bool(output_router_logits) or (labels is not None and coef > 0))
-        for r in routers:
-            r.seen = [] if record else None
-        mtp = labels is not None and self.model.mtp is not None
-        seen: list[torch.Tensor] = []
-        hook = self.model.final_norm.register_forward_hook(lambda _m, i, _o: seen.append(i[0])) if mtp else None
-        try:
-            logits = self.model(input_ids, cache=cache)
-        finally:
-            if hook is not None:
-                hook.remove()
-        router_logits = tuple(x for r in routers for x in (r.seen or [])) if record else None
-        for r in routers:
-            r.seen = None
+        moe = self.model.config.moe
+        record = moe is not None and (bool(output_router_logits) or (labels is not None and coef > 0))
+        out = self.model(input_ids, cache=cache, output_router_logits=record)
+        router_logits = out.router_logits if record else None
         aux = None
         if router_logits:
-            moe = self.config.smelt["moe"]
-            aux = load_balancing_loss(router_logits, moe["num_experts"], moe["top_k"])
+            aux = load_balancing_loss(router_logits, moe.num_experts, moe.top_k)
         loss = None
         if labels is not None:
-            loss = causal_loss(self.model, logits, labels, input_ids, seen[-1] if mtp else None,
-                               float(self.config.mtp_loss_weight))
+            loss = causal_loss(self.model, out, labels, input_ids, float(self.config.mtp_loss_weight))
             if aux is not None and coef > 0:
                 loss = loss + coef * aux.to(loss.dtype)
         return MoeCausalLMOutputWithPast(
-            loss=loss, aux_loss=aux, logits=logits, past_key_values=cache if use_cache else None,
+            loss=loss, aux_loss=aux, logits=out.logits, past_key_values=cache if use_cache else None,
             router_logits=router_logits if output_router_logits else None,
         )
 
@@ -189,12 +176,12 @@ def _refuse(problems: list[str]) -> None:
         raise ValueError(f"weights do not fit the config ({len(problems)} tensors): {shown}")
 
 
-def _least_tensors(native: dict) -> int:
+def _least_tensors(config: ModelConfig) -> int:
     """A lower bound on the tensors the config builds, from a handful of its fields: the embedding, two norms
     per layer, an up and a down projection per expert of every MoE layer."""
-    moe = native.get("moe")
-    per_moe = 2 * (moe["num_experts"] + moe["num_shared_experts"]) if moe else 0
-    return 1 + 2 * native["num_layers"] + per_moe * len(_moe_layers(native))
+    moe = config.moe
+    per_moe = 2 * (moe.num_experts + moe.num_shared_experts) * len(moe.layers) if moe else 0
+    return 1 + 2 * config.num_layers + per_moe
 
 
 def _check_before_building(source: Any, kwargs: dict, allow: bool) -> None:
@@ -215,7 +202,7 @@ def _check_before_building(source: Any, kwargs: dict, allow: bool) -> None:
         config = SmeltConfig.from_pretrained(folder)
     if config.smelt is None:
         return  # __init__ says what is missing
-    least = _least_tensors(config.smelt)
+    least = _least_tensors(ModelConfig.from_native(config.smelt))
     if least > len(found):
         raise ValueError(
             f"weights do not fit the config: it builds at least {least} tensors, the checkpoint holds {len(found)}"

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .native_config import routing
+from .model_config import ModelConfig
 
 
 class FFN(nn.Module):
     """One FFN of width f: gated (SwiGLU, 3 matrices) or plain (2, GELU); biases 2f + h or f + h."""
 
-    def __init__(self, cfg: Mapping[str, Any], width: int, clamp: tuple[float, float] | None = None) -> None:
+    def __init__(self, cfg: ModelConfig, width: int, clamp: tuple[float, float] | None = None) -> None:
         super().__init__()
-        h, fc = cfg["hidden_size"], cfg["ffn"]
-        self.gated = fc["type"] == "gated"
-        bias = fc["bias"]
+        h, fc = cfg.hidden_size, cfg.ffn
+        self.gated = fc.type == "gated"
+        bias = fc.bias
         if self.gated:
             self.gate_proj = nn.Linear(h, width, bias=bias)
         self.up_proj = nn.Linear(h, width, bias=bias)
@@ -50,15 +48,17 @@ class Router(nn.Linear):
         super().__init__(h, e, bias=bias and form == "plain")
         self.score, self.form = score, form
         self.e_score_correction_bias = None
-        self.seen: list[torch.Tensor] | None = None  # a list to record the logits of each call in, or None
         if bias and form == "deepseek":
             self.e_score_correction_bias = nn.Parameter(torch.empty(e), requires_grad=False)
 
-    def route(self, x: torch.Tensor, top_k: int, renormalize: bool) -> tuple[torch.Tensor, torch.Tensor, bool]:
-        """(weights, chosen experts, whether the weights scale the expert's input) for tokens x (N, H)."""
+    def route(
+        self, x: torch.Tensor, top_k: int, renormalize: bool, routed: list | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, bool]:
+        """(weights, chosen experts, whether the weights scale the expert's input) for tokens x (N, H); the logits
+        are appended to ``routed`` when given (smelt.hf's load-balancing loss reads every visit's)."""
         logits = self(x)  # the one H x E product: all the router's FLOPs
-        if self.seen is not None:  # smelt.hf's load-balancing loss reads every visit's logits
-            self.seen.append(logits)
+        if routed is not None:
+            routed.append(logits)
         if self.score == "softmax" and self.e_score_correction_bias is None:
             weight, chosen = torch.topk(torch.softmax(logits, dim=-1), top_k, dim=-1)
         elif self.score == "softmax":  # choose on probability + correction bias, weigh by the probability
@@ -85,21 +85,21 @@ class Router(nn.Linear):
 class MoE(nn.Module):
     """Router H -> E (softmax or sigmoid, top-k), E routed experts run on their own tokens, S shared experts."""
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        m, h = cfg["moe"], cfg["hidden_size"]
-        form, self.renormalize, clamp = routing(m)
-        self.top_k = m["top_k"]
-        self.router = Router(h, m["num_experts"], m["router_score"], m["router_bias"], form)
-        self.experts = nn.ModuleList(FFN(cfg, m["expert_width"], clamp) for _ in range(m["num_experts"]))
-        self.shared = nn.ModuleList(FFN(cfg, m["shared_width"]) for _ in range(m["num_shared_experts"]))
+        m, h = cfg.moe, cfg.hidden_size
+        self.top_k, self.renormalize = m.top_k, m.renormalize
+        self.router = Router(h, m.num_experts, m.router_score, m.router_bias, m.router_form)
+        self.experts = nn.ModuleList(FFN(cfg, m.expert_width, m.clamped_swiglu) for _ in range(m.num_experts))
+        self.shared = nn.ModuleList(FFN(cfg, m.shared_width) for _ in range(m.num_shared_experts))
         # Qwen2-MoE: sigmoid(Linear(H, 1)) scales the shared experts' output.
-        self.shared_gate = nn.Linear(h, 1, bias=False) if m["shared_gate"] else None
+        self.shared_gate = nn.Linear(h, 1, bias=False) if m.shared_gate else None
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, routed: list | None = None) -> torch.Tensor:
+        """The layer's output; the router's logits appended to ``routed`` when given."""
         shape = x.shape
         x = x.reshape(-1, shape[-1])
-        weight, chosen, on_input = self.router.route(x, self.top_k, self.renormalize)
+        weight, chosen, on_input = self.router.route(x, self.top_k, self.renormalize, routed)
         out = self._dispatch(x, weight, chosen, on_input)
         if len(self.shared):
             s = sum(f(x) for f in self.shared)

@@ -13,21 +13,20 @@ that is the shape smelt counts, every module on every one of the T tokens.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .common import norm
+from .model_config import ModelConfig
 
 
 class MTPModule(nn.Module):
     """One depth: 2 input norms, the projection M (2H -> H), one layer, a final norm; 2H*H + 3H + the layer."""
 
-    def __init__(self, cfg: Mapping[str, Any], layer: nn.Module) -> None:
+    def __init__(self, cfg: ModelConfig, layer: nn.Module) -> None:
         super().__init__()
-        h = cfg["hidden_size"]
+        h = cfg.hidden_size
         self.hidden_norm, self.embed_norm = norm(cfg, h), norm(cfg, h)
         self.proj = nn.Linear(2 * h, h, bias=False)
         self.layer = layer
@@ -47,13 +46,8 @@ def _head(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 def trunk(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The main model's logits and its last hidden state h^0 (the input of its final norm), from one forward."""
-    seen: list[torch.Tensor] = []
-    handle = model.final_norm.register_forward_hook(lambda _m, inp, _out: seen.append(inp[0]))
-    try:
-        logits = model(tokens)
-    finally:
-        handle.remove()
-    return logits, seen[-1]
+    out = model(tokens)
+    return out.logits, out.hidden
 
 
 def mtp_logits(model: nn.Module, hidden: torch.Tensor, tokens: torch.Tensor) -> list[torch.Tensor]:
@@ -98,11 +92,12 @@ def training_loss(model: nn.Module, tokens: torch.Tensor, mtp_weight: float) -> 
     t = tokens.shape[1] - d - 1
     if t < 1:
         raise ValueError(f"tokens has {tokens.shape[1]} positions: training needs at least D + 2 = {d + 2}")
-    logits, hidden = trunk(model, tokens[:, :t])
+    out = model(tokens[:, :t])
+    logits, hidden = out.logits, out.hidden
     v = logits.shape[-1]
     loss = F.cross_entropy(logits.reshape(-1, v), tokens[:, 1 : t + 1].reshape(-1))
-    if model.exit_logits:
-        loss = loss - EXIT_ENTROPY_WEIGHT * exit_entropy(model.exit_logits)
+    if out.exit_logits:
+        loss = loss - EXIT_ENTROPY_WEIGHT * exit_entropy(list(out.exit_logits))
     if d:
         depths = mtp_logits(model, hidden, tokens)
         targets = [tokens[:, k + 1 : k + 1 + t] for k in range(1, d + 1)]

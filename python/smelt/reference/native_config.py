@@ -258,15 +258,6 @@ def default_router_form(moe: dict) -> str:
     return "deepseek" if moe["router_bias"] else "llama4"
 
 
-def routing(moe: dict) -> tuple[str, bool, tuple[float, float] | None]:
-    """(router_form, renormalize, the clamped SwiGLU's (alpha, limit) or None) of a canonical ``moe`` block, which
-    writes each only where it differs from its default (the reference model's routers are built from them)."""
-    form = moe.get("router_form", default_router_form(moe))
-    renormalize = moe.get("renormalize", form != "llama4")
-    clamp = moe.get("clamped_swiglu")
-    return form, renormalize, (float(clamp["alpha"]), float(clamp["limit"])) if clamp else None
-
-
 def _read_moe(m: _Object, c: dict) -> None:
     moe: dict[str, Any] = {key: m.integer(key) for key in ("num_experts", "top_k", "expert_width")}
     moe["num_shared_experts"] = m.integer("num_shared_experts", 0)
@@ -655,6 +646,12 @@ def _span_json(loop: dict) -> dict:
 def read(native: Any, path: str = "smelt") -> dict:
     """The native config ``native`` (a dict, as config.json holds it under ``path``) as smelt reads it: the
     canonical dict, or NativeConfigError with smelt's violations, fields named ``path.<field>``."""
+    return _canonical(resolve(native, path))
+
+
+def resolve(native: Any, path: str = "smelt") -> dict:
+    """``read``, but every field present with its default resolved (the canonical dict leaves defaults out), the
+    loops as one list ``loops`` of spans with 1-based ``first`` and ``last``: what model_config.py types."""
     if not isinstance(native, dict):
         raise NativeConfigError([("", "", f"config.json: {path or 'top level'} must be a JSON object")])
     v = Violations()
@@ -697,7 +694,7 @@ def read(native: Any, path: str = "smelt") -> dict:
             v.add(*rule)
     if v.list:
         raise NativeConfigError([_under(x, path) for x in v.list])
-    return _canonical(c)
+    return c
 
 
 def _under(v: tuple[str, str, str], path: str) -> tuple[str, str, str]:

@@ -5,7 +5,8 @@ torch alone: no import of smelt's core, so these modules also run as a Hugging F
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -18,8 +19,32 @@ from .common import norm
 from .kv_cache import KVCache
 from .lora import attach as attach_lora
 from .mla import MLA
+from .model_config import Loop, ModelConfig
 from .moe import FFN, MoE
 from .mtp import MTPModule, training_loss
+
+
+class Visit(NamedTuple):
+    """What one layer visit needs beside its input, passed in as an argument: its cache slot, and under kv_policy
+    'shared' whether it only reads the slot its span's first pass keeps (a later pass) or keeps what it attends with
+    for those passes (the first pass of a shared layer)."""
+
+    slot: int = 0
+    reads_only: bool = False
+    keeps_recent: bool = False
+
+
+@dataclass
+class ReferenceOutput:
+    """One forward of ``ReferenceModel``: ``logits`` (B, t, V); ``hidden`` (B, t, H), the last hidden state, the
+    final norm's input (h^0 of the MTP modules); ``router_logits``, each MoE visit's router logits (N, E) in the
+    executed order when asked for (``output_router_logits``), else empty; ``exit_logits``, each exit gate's logit
+    per pass (B, t, 1) (Ouro), in order."""
+
+    logits: torch.Tensor
+    hidden: torch.Tensor
+    router_logits: tuple[torch.Tensor, ...] = ()
+    exit_logits: tuple[torch.Tensor, ...] = ()
 
 
 class Block(nn.Module):
@@ -27,54 +52,44 @@ class Block(nn.Module):
     x + s*f(norm(x)); ``sandwich`` (Ouro), x + s*post(f(norm(x))); ``sandwich_residual`` (Huginn),
     post(x + s*f(norm(x))); for f the attention, then the FFN."""
 
-    def __init__(self, cfg: Mapping[str, Any], kind: str, is_moe: bool) -> None:
+    def __init__(self, cfg: ModelConfig, kind: str, is_moe: bool) -> None:
         super().__init__()
-        h = cfg["hidden_size"]
-        attention = MLA if cfg["attention"]["type"] == "mla" else Attention
+        h = cfg.hidden_size
+        attention = MLA if cfg.attention.type == "mla" else Attention
         self.attn_norm, self.attn = norm(cfg, h), attention(cfg, kind)
         self.ffn_norm = norm(cfg, h)
-        self.ffn = MoE(cfg) if is_moe else FFN(cfg, cfg["ffn"]["dense_width"])
-        self.placement = cfg.get("norm_placement", "pre")
+        self.ffn = MoE(cfg) if is_moe else FFN(cfg, cfg.ffn.dense_width)
+        self.placement = cfg.norm_placement
         if self.placement != "pre":
             self.attn_post_norm, self.ffn_post_norm = norm(cfg, h), norm(cfg, h)
 
     def forward(
-        self, x: torch.Tensor, scale: float = 1.0, cache: KVCache | None = None, visit: int = 0,
-        recompute: bool = False,
+        self, x: torch.Tensor, scale: float = 1.0, cache: KVCache | None = None, visit: Visit = Visit(),
+        recompute: bool = False, routed: list | None = None,
     ) -> torch.Tensor:
-        """``recompute``: under ``torch.utils.checkpoint`` when training (full recompute of this visit).
+        """``recompute``: under ``torch.utils.checkpoint`` when training (full recompute of this visit). ``routed``:
+        a list the MoE router appends its logits to.
 
         The reentrant form saves x alone, with ``ctx.save_for_backward`` (where ``saved_tensors_hooks`` see
         it); RoPE's tables and the masks are made inside from positions, so they are recomputed, never kept.
         """
         if recompute and cache is None and torch.is_grad_enabled() and x.requires_grad:
-            return checkpoint(self._layer, x, scale, use_reentrant=True)
-        return self._layer(x, scale, cache, visit)
+            return checkpoint(self._layer, x, scale, None, visit, routed, use_reentrant=True)
+        return self._layer(x, scale, cache, visit, routed)
 
     def _layer(
-        self, x: torch.Tensor, scale: float = 1.0, cache: KVCache | None = None, visit: int = 0
+        self, x: torch.Tensor, scale: float, cache: KVCache | None, visit: Visit, routed: list | None
     ) -> torch.Tensor:
-        a = self.attn(self.attn_norm(x), cache, visit)
+        a = self.attn(self.attn_norm(x), cache, *visit)
+        ffn = (lambda h: self.ffn(h, routed)) if isinstance(self.ffn, MoE) else self.ffn
         if self.placement == "pre":
             x = x + scale * a
-            return x + scale * self.ffn(self.ffn_norm(x))
+            return x + scale * ffn(self.ffn_norm(x))
         if self.placement == "sandwich":
             x = x + scale * self.attn_post_norm(a)
-            return x + scale * self.ffn_post_norm(self.ffn(self.ffn_norm(x)))
+            return x + scale * self.ffn_post_norm(ffn(self.ffn_norm(x)))
         x = self.attn_post_norm(x + scale * a)
-        return self.ffn_post_norm(x + scale * self.ffn(self.ffn_norm(x)))
-
-
-def _moe_layers(cfg: Mapping[str, Any]) -> set[int]:
-    """0-based MoE layers (docs/config.md, section 1.4)."""
-    moe = cfg.get("moe")
-    if moe is None:
-        return set()
-    sel = moe["layers"]
-    if isinstance(sel, list):
-        return {i - 1 for i in sel}
-    f, n, p = sel.get("first_dense", 0), sel.get("every", 1), sel.get("phase", 0)
-    return {i for i in range(cfg["num_layers"]) if i >= f and i % n == p}
+        return self.ffn_post_norm(x + scale * ffn(self.ffn_norm(x)))
 
 
 RECOMPUTE = ("none", "selective", "full")
@@ -101,38 +116,37 @@ class ReferenceModel(nn.Module):
     """
 
     def __init__(
-        self, cfg: Mapping[str, Any], *, recompute: str = "none", recompute_layers: int = 0
+        self, cfg: Mapping[str, Any] | ModelConfig, *, recompute: str = "none", recompute_layers: int = 0
     ) -> None:
         super().__init__()
         _check_recompute("ReferenceModel", recompute, recompute_layers)
         self.recompute, self.recompute_layers = recompute, recompute_layers
-        self.config = dict(cfg)
-        v, h, n = cfg["vocab_size"], cfg["hidden_size"], cfg["num_layers"]
-        pattern, moe = cfg["attention"]["pattern"], _moe_layers(cfg)
+        self.config = cfg = ModelConfig.from_native(cfg)  # typed once; every module reads this
+        v, h, n = cfg.vocab_size, cfg.hidden_size, cfg.num_layers
         self.embed = nn.Embedding(v, h)
-        self.layers = nn.ModuleList(Block(cfg, pattern[i % len(pattern)], i in moe) for i in range(n))
+        self.layers = nn.ModuleList(Block(cfg, cfg.attention.kind(i), cfg.is_moe_layer(i)) for i in range(n))
         for layer in self.layers:
             layer.attn.checkpoint_core = recompute == "selective"
         self.final_norm = norm(cfg, h)
-        self.lm_head = None if cfg["tie_embeddings"] else nn.Linear(h, v, bias=False)
+        self.lm_head = None if cfg.tie_embeddings else nn.Linear(h, v, bias=False)
         self.schedule = self._schedule(cfg)
         # Per-pass extras of the spans (Ouro): visit index -> (norm after it, exit gate index or None).
-        spans = self._spans(cfg)
+        spans = cfg.loops
         for span in spans:
-            if span.get("kv_policy", "per_visit") == "active":
+            if span.kv_policy == "active":
                 raise NotImplementedError(
                     "kv_policy = 'active': not built in the reference model (its tokens at each depth are a "
                     "router's choice); smelt counts it (docs/counting.md, section 8.1)"
                 )
-        gated = [s for s in spans if s.get("exit_gate")]
+        gated = [s for s in spans if s.exit_gate]
         self.exit_gates = nn.ModuleList(nn.Linear(h, 1) for _ in gated)
         self.pass_ends = self._pass_ends(spans, gated)
         # Huginn: an adapter Linear(2H, H) before every pass, the final norm after the last, the first passes
         # without gradients (truncated backprop): visit index -> (adapter index, the pass's number, the span).
-        injected = [s for s in spans if s.get("injection", "none") == "linear"]
-        self.injections = nn.ModuleList(nn.Linear(2 * h, h, bias=s.get("injection_bias", False)) for s in injected)
+        injected = [s for s in spans if s.injection == "linear"]
+        self.injections = nn.ModuleList(nn.Linear(2 * h, h, bias=s.injection_bias) for s in injected)
         self.pass_starts = self._pass_starts(spans, injected)
-        self.norm_after = {self._last_visit(s) for s in spans if s.get("norm_after") and s.get("count", 1) > 1}
+        self.norm_after = {self._last_visit(s) for s in spans if s.norm_after and s.count > 1}
         # Relaxed recursive: per-visit LoRA on the spans' projections; the pass of each visit of its layer.
         self.lora = attach_lora(self, spans)
         self.slot_of, self.reads_only = self._kv_slots(spans)
@@ -152,49 +166,38 @@ class ReferenceModel(nn.Module):
         for i, _ in self.schedule:
             seen[i] = seen.get(i, -1) + 1
             self.visit_pass.append(seen[i])
-        self.exit_logits: list[torch.Tensor] = []  # each gate's logit per pass, from the last forward
         # Multi-token prediction (mtp.py): each module's layer shaped like the last one, full attention.
-        d = cfg.get("mtp_modules", 0)
-        last = (cfg, "full", n - 1 in moe)
+        d = cfg.mtp_modules
+        last = (cfg, "full", cfg.is_moe_layer(n - 1))
         self.mtp = nn.ModuleList(MTPModule(cfg, Block(*last)) for _ in range(d)) if d else None
 
     @staticmethod
-    def _spans(cfg: Mapping[str, Any]) -> list[dict]:
-        """The looped spans (``loop``, or the disjoint ``loops`` in layer order), each with 0-based lo and hi."""
-        out = []
-        for loop in [cfg["loop"]] if cfg.get("loop") else list(cfg.get("loops") or []):
-            first, _, last = loop["span"].partition("-")
-            out.append(dict(loop, lo=int(first) - 1, hi=int(last or first) - 1))
-        return out
-
-    @classmethod
-    def _schedule(cls, cfg: Mapping[str, Any]) -> list[tuple[int, float]]:
+    def _schedule(cfg: ModelConfig) -> list[tuple[int, float]]:
         """(0-based layer, residual scale) per executed visit (docs/config.md, section 1.5): the layers in order,
         each looped span run ``count`` times over."""
         out: list[tuple[int, float]] = []
         nxt = 0
-        for loop in cls._spans(cfg):
-            if loop.get("count", 1) <= 1:
+        for loop in cfg.loops:
+            if loop.count <= 1:
                 continue
-            lo, hi = loop["lo"], loop["hi"]
-            s = float(loop.get("residual_scale", 1.0 / loop["count"]))
-            out += [(i, 1.0) for i in range(nxt, lo)] + [(i, s) for i in range(lo, hi + 1)] * loop["count"]
+            lo, hi, s = loop.lo, loop.hi, float(loop.residual_scale)
+            out += [(i, 1.0) for i in range(nxt, lo)] + [(i, s) for i in range(lo, hi + 1)] * loop.count
             nxt = hi + 1
-        return out + [(i, 1.0) for i in range(nxt, cfg["num_layers"])]
+        return out + [(i, 1.0) for i in range(nxt, cfg.num_layers)]
 
-    def _kv_slots(self, spans: list[dict]) -> tuple[list[int], set[int]]:
+    def _kv_slots(self, spans: tuple[Loop, ...]) -> tuple[list[int], set[int]]:
         """The cache slot of each visit, and the visits that only read one: with kv_policy 'shared' a span's later
         passes attend to the keys and values its first pass cached (recursive KV sharing); otherwise a slot
         per visit."""
-        shared = [s for s in spans if s.get("kv_policy") == "shared" and s.get("count", 1) > 1]
-        if shared and self.config["attention"]["type"] == "mla":
+        shared = [s for s in spans if s.kv_policy == "shared" and s.count > 1]
+        if shared and self.config.attention.type == "mla":
             raise NotImplementedError("kv_policy = 'shared' with MLA: not built in the reference model")
         slot_of: list[int] = []
         reads: set[int] = set()
         first: dict[int, int] = {}  # layer -> the slot its latest caching visit wrote
         slots = 0
         for v, (i, _) in enumerate(self.schedule):
-            if i in first and any(s["lo"] <= i <= s["hi"] for s in shared):
+            if i in first and any(s.lo <= i <= s.hi for s in shared):
                 slot_of.append(first[i])  # a later pass: the first pass's slot, read only
                 reads.add(v)
             else:
@@ -203,48 +206,54 @@ class ReferenceModel(nn.Module):
                 slots += 1
         return slot_of, reads
 
-    def _last_visit(self, span: dict) -> int:
-        return max(v for v, (i, _) in enumerate(self.schedule) if i == span["hi"])
+    def _last_visit(self, span: Loop) -> int:
+        return max(v for v, (i, _) in enumerate(self.schedule) if i == span.hi)
 
-    def _pass_starts(self, spans: list[dict], injected: list[dict]) -> dict[int, tuple[int | None, int, dict]]:
+    def _pass_starts(self, spans: tuple[Loop, ...], injected: list[Loop]) -> dict[int, tuple[int | None, int, Loop]]:
         """Visit index starting a pass of a span with an adapter or truncated backprop -> (its adapter's index,
         the pass's 0-based number, the span)."""
-        out: dict[int, tuple[int | None, int, dict]] = {}
+        out: dict[int, tuple[int | None, int, Loop]] = {}
         for span in spans:
             adapter = next((a for a, s in enumerate(injected) if s is span), None)
-            if span.get("count", 1) <= 1 or (adapter is None and not span.get("backprop_passes")):
+            if span.count <= 1 or (adapter is None and not span.backprop_passes):
                 continue
-            starts = [v for v, (i, _) in enumerate(self.schedule) if i == span["lo"]]
+            starts = [v for v, (i, _) in enumerate(self.schedule) if i == span.lo]
             for n, v in enumerate(starts):
                 out[v] = (adapter, n, span)
         return out
 
-    def _pass_ends(self, spans: list[dict], gated: list[dict]) -> dict[int, tuple[bool, int | None]]:
+    def _pass_ends(self, spans: tuple[Loop, ...], gated: list[Loop]) -> dict[int, tuple[bool, int | None]]:
         """Visit index ending a pass of a span with extras -> (the final norm after it, its gate's index)."""
         out: dict[int, tuple[bool, int | None]] = {}
         for span in spans:
             gate = next((g for g, s in enumerate(gated) if s is span), None)
-            if not span.get("norm_each_pass") and gate is None:
+            if not span.norm_each_pass and gate is None:
                 continue
-            ends = [v for v, (i, _) in enumerate(self.schedule) if i == span["hi"]]
+            ends = [v for v, (i, _) in enumerate(self.schedule) if i == span.hi]
             for v in ends:
-                out[v] = (bool(span.get("norm_each_pass")) and v != len(self.schedule) - 1, gate)
+                out[v] = (span.norm_each_pass and v != len(self.schedule) - 1, gate)
         return out
 
-    def forward(self, tokens: torch.Tensor, cache: KVCache | list | None = None) -> torch.Tensor:
-        """Logits for every position of the (B, t) tokens.
+    def forward(
+        self, tokens: torch.Tensor, cache: KVCache | list | None = None, output_router_logits: bool = False
+    ) -> ReferenceOutput:
+        """The outputs (``ReferenceOutput``: logits, last hidden state, router and exit logits) for every position
+        of the (B, t) tokens.
 
         With a ``KVCache`` the tokens follow the ``cache.length`` tokens it has seen (RoPE and the masks at
         their absolute positions) and the cache is updated: a prefill, then one decode step per call. An empty
         list receives the slots of a fresh cache after these tokens (the prefill-only form).
+        ``output_router_logits``: every MoE visit's router logits too (smelt.hf's load-balancing loss reads them).
         """
         grad = torch.is_grad_enabled()
         try:
-            return self._forward(tokens, cache, grad)
+            return self._forward(tokens, cache, grad, [] if output_router_logits else None)
         finally:
             torch.set_grad_enabled(grad)  # truncated backprop turns it off for the first passes
 
-    def _forward(self, tokens: torch.Tensor, cache: KVCache | list | None, grad: bool) -> torch.Tensor:
+    def _forward(
+        self, tokens: torch.Tensor, cache: KVCache | list | None, grad: bool, routed: list | None
+    ) -> ReferenceOutput:
         kv = KVCache() if isinstance(cache, list) else cache
         slots = max(self.slot_of, default=-1) + 1
         if kv is not None and len(kv) not in (0, slots):
@@ -254,7 +263,7 @@ class ReferenceModel(nn.Module):
             kv = KVCache()
         x = self.embed(tokens)
         full = self.recompute == "full"
-        self.exit_logits = []
+        exits: list[torch.Tensor] = []
         last = len(self.schedule) - 1
         prelude = x  # a span's input on its first pass (Huginn's adapter reads it on every pass)
         for v, (i, scale) in enumerate(self.schedule):  # a looped layer is the same module on every visit
@@ -263,26 +272,24 @@ class ReferenceModel(nn.Module):
             for wrapped in self.lora.get(i, ()):
                 wrapped.current = self.visit_pass[v]
             again = full and (self.recompute_layers == 0 or v < self.recompute_layers)
-            attn = self.layers[i].attn
-            attn.reads_only, attn.keeps_recent = v in self.reads_only, self.slot_of[v] in self.shared_slots
-            x = self.layers[i](x, scale, kv, self.slot_of[v], recompute=again)
+            visit = Visit(self.slot_of[v], v in self.reads_only, self.slot_of[v] in self.shared_slots)
+            x = self.layers[i](x, scale, kv, visit, recompute=again, routed=routed)
             if v in self.norm_after:  # Huginn's ln_f on the recurrence's output, fed to the coda
                 x = self.final_norm(x)
             normed, gate = self.pass_ends.get(v, (False, None))
             x = self.final_norm(x) if normed else x  # Ouro: the final norm after every step, fed on
             if gate is not None and v != last:
-                self.exit_logits.append(self.exit_gates[gate](x))
+                exits.append(self.exit_gates[gate](x))
         if kv is not None:
             kv.length += tokens.shape[1]
         if isinstance(cache, list):
             cache.extend(kv.slots)
-        x = self.final_norm(x)
+        hidden, x = x, self.final_norm(x)
         _, gate = self.pass_ends.get(last, (False, None))
         if gate is not None:  # the last step's gate reads the model's normed output
-            self.exit_logits.append(self.exit_gates[gate](x))
-        if self.lm_head is None:
-            return F.linear(x, self.embed.weight)
-        return self.lm_head(x)
+            exits.append(self.exit_gates[gate](x))
+        logits = F.linear(x, self.embed.weight) if self.lm_head is None else self.lm_head(x)
+        return ReferenceOutput(logits, hidden, tuple(routed or ()), tuple(exits))
 
     def _start_pass(
         self, v: int, x: torch.Tensor, prelude: torch.Tensor, grad: bool
@@ -291,10 +298,10 @@ class ReferenceModel(nn.Module):
         starts at zero here; Huginn draws it at random), and, with truncated backprop, gradients only through
         the last ``backprop_passes`` passes (the earlier ones run as under ``torch.no_grad``)."""
         adapter, n, span = self.pass_starts[v]
-        keep = span.get("backprop_passes", 0)
+        keep = span.backprop_passes
         if keep:
-            torch.set_grad_enabled(grad and n >= span["count"] - keep)
-            if n == span["count"] - keep:
+            torch.set_grad_enabled(grad and n >= span.count - keep)
+            if n == span.count - keep:
                 x = x.detach()
         if adapter is not None:
             state = torch.zeros_like(x) if n == 0 else x

@@ -23,7 +23,9 @@ from ..reference.attention import Attention, attention_mask
 from ..reference.kv_cache import KVCache, generate
 from ..reference.mla import MLA
 from ..reference.moe import FFN, MoE
+from ..reference.model_config import ModelConfig
 from ..reference.mtp import MTPModule, mtp_logits, trunk
+from ..reference.reference_model import ReferenceOutput
 from ._measure import Measurement, Row, measure
 from ._model import ReferenceModel, build_model
 from ._shrink import shrink
@@ -42,6 +44,8 @@ __all__ = [
     "FFN",
     "MoE",
     "TERMS",
+    "ModelConfig",
+    "ReferenceOutput",
 ]
 __all__ += ["MTPModule", "mtp_logits", "mtp_params", "trunk"]
 __all__ += ["measure", "Measurement", "Row"]

@@ -99,16 +99,16 @@ def _rename(name: str) -> str:
 
 def _rope_rows(model: nn.Module, name: str, t: torch.Tensor) -> torch.Tensor:
     """Interleaved RoPE -> rotate-half: permute the rows that make the rotated dimensions (module docstring)."""
-    a = model.config["attention"]
+    a = model.config.attention
     leaf = name.rsplit(".", 2)[-2]
-    if a["type"] == "mla":
-        n, d_nope, d_rope, r_kv = a["num_heads"], a["qk_nope_head_dim"], a["qk_rope_head_dim"], a["kv_lora_rank"]
+    if a.type == "mla":
+        n, d_nope, d_rope, r_kv = a.num_heads, a.qk_nope_head_dim, a.qk_rope_head_dim, a.kv_lora_rank
         if leaf in ("q_b_proj", "q_proj"):
             return _permute_rows(t, n, d_nope + d_rope, d_nope, d_rope)
         if leaf == "kv_a_proj_with_mqa":
             return _permute_rows(t, 1, r_kv + d_rope, r_kv, d_rope)
         return t
-    d = a["head_dim"]
+    d = a.head_dim
     if leaf in ("q_proj", "k_proj"):
         return _permute_rows(t, t.shape[0] // d, d, 0, d)
     return t

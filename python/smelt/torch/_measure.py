@@ -204,7 +204,8 @@ def _run(model: nn.Module, tokens: torch.Tensor, t: int, training: bool) -> dict
             snaps = {"forward": _snapshot(fc)}
             out = [logits, *mtp_logits(model, hidden, tokens)]
         else:
-            out = [model(tokens[:, :t]), *model.exit_logits]  # exit gates (Ouro) train with the model
+            o = model(tokens[:, :t])
+            out = [o.logits, *o.exit_logits]  # exit gates (Ouro) train with the model
             snaps = {"forward": _snapshot(fc)}
         snaps["mtp"] = _snapshot(fc)
         if training:
