@@ -4,6 +4,9 @@ per-visit cache against greedy full forwards, and the counts. Skipped without to
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -160,18 +163,13 @@ def test_save_writes_the_bytes_of_export_family_smelt(tmp_path):
     assert (cfg.hidden_size, cfg.num_hidden_layers) == (1056, 12)
 
 
-def test_with_code_a_checkpoint_runs_without_smelt(tmp_path):
-    """save(..., with_code=True) beside save_pretrained's weights: a fresh interpreter in which ``import smelt``
-    fails loads it with trust_remote_code: the same weights bit for bit, the same logits to rounding (ROUNDING:
-    that process runs with its own thread count and allocations)."""
-    import os
+def _loaded_without_smelt(tmp_path, model, native) -> list[str]:
+    """A fresh interpreter in which ``import smelt`` fails loads the checkpoint in ``tmp_path`` with
+    trust_remote_code: its module and class, whether its weights equal the saved ones bit for bit, and whether its
+    logits equal ``model``'s to rounding (ROUNDING: that process runs with its own thread count and allocations)."""
     import subprocess
     import sys
 
-    native = NATIVE["derived-looped"]()
-    model = model_of(native)
-    model.save_pretrained(tmp_path)
-    sh.save(native, tmp_path, with_code=True)
     x = tokens(native["vocab_size"])
     with torch.no_grad():
         want = model(x).logits
@@ -193,6 +191,42 @@ def test_with_code_a_checkpoint_runs_without_smelt(tmp_path):
     env = dict(os.environ, HF_MODULES_CACHE=str(tmp_path / "modules"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["modeling_smelt", "SmeltForCausalLM", "True", "True"]
+    return done.stdout.split()
+
+
+def test_with_code_a_checkpoint_runs_without_smelt(tmp_path):
+    """save(..., with_code=True) beside save_pretrained's weights: loaded where smelt is not installed, the same
+    weights bit for bit, the same logits to rounding."""
+    native = NATIVE["derived-looped"]()
+    model = model_of(native)
+    model.save_pretrained(tmp_path)
+    sh.save(native, tmp_path, with_code=True)
+    assert _loaded_without_smelt(tmp_path, model, native) == ["modeling_smelt", "SmeltForCausalLM", "True", "True"]
     config = (tmp_path / "config.json").read_text()
     assert '"auto_map": {\n    "AutoConfig": "configuration_smelt.SmeltConfig",' in config
+
+
+def test_transformers_own_code_shipping_copies_the_package_as_it_is(tmp_path):
+    """register_for_auto_class, then save_pretrained: transformers' custom_object_save copies modeling_smelt.py,
+    configuration_smelt.py and every module they import relatively, byte for byte (no file renamed or rewritten:
+    the package is laid out as transformers ships a model's code), writes the auto_map itself, and the checkpoint
+    loads where smelt is not installed."""
+    import smelt.reference as package
+
+    native = NATIVE["derived-looped"]()
+    model = model_of(native)
+    try:
+        sh.SmeltForCausalLM.register_for_auto_class("AutoModelForCausalLM")
+        sh.SmeltConfig.register_for_auto_class()
+        model.save_pretrained(tmp_path)
+    finally:
+        sh.SmeltForCausalLM._auto_class = None
+        sh.SmeltConfig._auto_class = None
+    folder = os.path.dirname(package.__file__)
+    shipped = sorted(p.name for p in tmp_path.glob("*.py"))
+    assert shipped == sorted(f for f in os.listdir(folder) if f.endswith(".py") and f != "__init__.py")
+    assert all((tmp_path / f).read_bytes() == open(os.path.join(folder, f), "rb").read() for f in shipped)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["auto_map"] == {"AutoConfig": "configuration_smelt.SmeltConfig",
+                                  "AutoModelForCausalLM": "modeling_smelt.SmeltForCausalLM"}
+    assert _loaded_without_smelt(tmp_path, model, native) == ["modeling_smelt", "SmeltForCausalLM", "True", "True"]
