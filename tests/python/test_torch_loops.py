@@ -77,8 +77,24 @@ def test_lora_by_hand():
     assert model.visit_pass == [0] * 9 + [1] * 6 + [0] * 3
     layer = model.layers[3]
     assert len(layer.attn.q_proj.adapters) == 2 and not hasattr(model.layers[2].attn.q_proj, "adapters")
-    with pytest.raises(ValueError, match="not built with a per-visit LoRA"):
-        st.build_model(cfg, device="meta", recompute="full")
+
+
+def test_lora_visits_recompute_with_their_own_pass():
+    # The pass a visit adapts is an argument of the visit (reference_model.Visit), so a recomputed visit (full
+    # recompute, torch.utils.checkpoint) runs its own pass's adapters again: the same loss, the same gradients.
+    cfg = lora()
+    tokens = torch.randint(0, cfg["vocab_size"], (2, 9), generator=torch.Generator().manual_seed(1))
+    runs = []
+    for mode in ("none", "full"):
+        model = st.build_model(cfg, seed=0, recompute=mode)  # every adapter drawn at random: each pass's differs
+        loss = model.loss(tokens)
+        loss.backward()
+        runs.append((loss.detach(), {n: p.grad for n, p in model.named_parameters() if p.grad is not None}))
+    (loss0, grads0), (loss1, grads1) = runs
+    torch.testing.assert_close(loss1, loss0, rtol=0, atol=0)
+    assert grads1.keys() == grads0.keys() and any(".adapters.1." in n for n in grads0)
+    for n, g in grads0.items():
+        torch.testing.assert_close(grads1[n], g, rtol=1e-5, atol=1e-5 * g.abs().max().item())
 
 
 def test_huginn_structure_by_hand():

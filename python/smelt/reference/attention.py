@@ -11,6 +11,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .common import norm, rope
+from .lora import project
 from .model_config import ModelConfig
 
 
@@ -95,14 +96,16 @@ class Attention(nn.Module):
         self.checkpoint_core = False  # selective recompute (``core``), set by ReferenceModel
 
     def forward(
-        self, x: torch.Tensor, cache: Any = None, visit: int = 0, reads_only: bool = False, keeps_recent: bool = False
+        self, x: torch.Tensor, cache: Any = None, visit: int = 0, reads_only: bool = False, keeps_recent: bool = False,
+        lora_pass: int = 0,
     ) -> torch.Tensor:
         """Attention of x's t tokens; with a ``KVCache``, they follow its ``length`` cached tokens in slot ``visit``.
         Under kv_policy 'shared' (``reference_model.Visit``): ``reads_only``, a later pass, attends with what the
-        first pass of its layer attended with in this call; ``keeps_recent``, that first pass, keeps it for them."""
+        first pass of its layer attended with in this call; ``keeps_recent``, that first pass, keeps it for them.
+        ``lora_pass``: the pass a per-visit LoRA adapts for."""
         b, t, _ = x.shape
         start = cache.length if cache is not None else 0
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q, k, v = (project(m, x, lora_pass) for m in (self.q_proj, self.k_proj, self.v_proj))
         if self.qk_norm == "full":
             q, k = self.q_norm(q), self.k_norm(k)
         q = q.view(b, t, self.n_h, self.d).transpose(1, 2)
@@ -124,4 +127,4 @@ class Attention(nn.Module):
         rep = self.n_h // self.n_kv  # each KV head serves n_h / n_kv query heads
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
         out = core(self, q, k, v, start).transpose(1, 2).reshape(b, t, self.n_h * self.d)
-        return self.o_proj(out)
+        return project(self.o_proj, out, lora_pass)

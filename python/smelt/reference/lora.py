@@ -10,8 +10,8 @@ from .model_config import Loop
 
 
 class LoraLinear(nn.Module):
-    """``base(x) + adapters[current](x)``: ``base`` the shared projection, one ``Linear(in, r) -> Linear(r, out)``
-    pair per pass of the span, ``current`` the pass the model runs now (set before each visit)."""
+    """``base(x) + adapters[p](x)``: ``base`` the shared projection, one ``Linear(in, r) -> Linear(r, out)`` pair
+    per pass of the span, ``p`` the pass the visit runs (an argument, ``reference_model.Visit.lora_pass``)."""
 
     def __init__(self, base: nn.Linear, rank: int, passes: int) -> None:
         super().__init__()
@@ -20,7 +20,6 @@ class LoraLinear(nn.Module):
             nn.Sequential(nn.Linear(base.in_features, rank, bias=False), nn.Linear(rank, base.out_features, bias=False))
             for _ in range(passes)
         )
-        self.current = 0
 
     @property
     def weight(self) -> torch.Tensor:  # the shared projection's, for code that reads it
@@ -30,8 +29,13 @@ class LoraLinear(nn.Module):
     def bias(self) -> torch.Tensor | None:
         return self.base.bias
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.base(x) + self.adapters[self.current](x)
+    def forward(self, x: torch.Tensor, lora_pass: int = 0) -> torch.Tensor:
+        return self.base(x) + self.adapters[lora_pass](x)
+
+
+def project(m: nn.Module, x: torch.Tensor, lora_pass: int) -> torch.Tensor:
+    """A projection of x: a per-visit LoRA one adapted for the visit's pass, any other as it is."""
+    return m(x, lora_pass) if isinstance(m, LoraLinear) else m(x)
 
 
 def attach(model: nn.Module, spans: tuple[Loop, ...]) -> dict[int, list[LoraLinear]]:

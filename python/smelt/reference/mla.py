@@ -44,9 +44,11 @@ class MLA(nn.Module):
         self.checkpoint_core = False  # selective recompute (attention.py's ``core``), set by ReferenceModel
 
     def forward(
-        self, x: torch.Tensor, cache: Any = None, visit: int = 0, reads_only: bool = False, keeps_recent: bool = False
+        self, x: torch.Tensor, cache: Any = None, visit: int = 0, reads_only: bool = False, keeps_recent: bool = False,
+        lora_pass: int = 0,
     ) -> torch.Tensor:
-        """As ``Attention.forward``; kv_policy 'shared' is not built with MLA (ReferenceModel refuses it)."""
+        """As ``Attention.forward``; neither kv_policy 'shared' nor a per-visit LoRA is built with MLA (refused by
+        ReferenceModel and smelt's rules)."""
         b, t, _ = x.shape
         start = cache.length if cache is not None else 0
         q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x))) if self.r_q > 0 else self.q_proj(x)

@@ -83,9 +83,8 @@ class SmeltForCausalLM(SmeltPreTrainedModel, GenerationMixin):
         if every_n_layers != 1:
             raise ValueError(f"every_n_layers = {every_n_layers}: SmeltForCausalLM recomputes every visit (1)")
         m = self.model
-        if enable and (m.lora or m.reads_only):
-            what = "a per-visit LoRA" if m.lora else "kv_policy 'shared'"
-            raise ValueError(f"gradient checkpointing: not built with {what} (smelt.torch.ReferenceModel)")
+        if enable and m.reads_only:
+            raise ValueError("gradient checkpointing: not built with kv_policy 'shared' (smelt.torch.ReferenceModel)")
         m.recompute, m.recompute_layers = ("full" if enable else "none"), 0
         self.gradient_checkpointing = enable
 

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .lora import project
 from .model_config import ModelConfig
 
 
@@ -24,14 +25,24 @@ class FFN(nn.Module):
         # gpt-oss's clamped SwiGLU (alpha, limit): the routed experts of a config with moe.clamped_swiglu.
         self.clamp = clamp
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, lora_pass: int = 0) -> torch.Tensor:
+        """``lora_pass``: the pass a per-visit LoRA of a dense FFN adapts for."""
+        def gate(y: torch.Tensor) -> torch.Tensor:
+            return project(self.gate_proj, y, lora_pass)
+
+        def up(y: torch.Tensor) -> torch.Tensor:
+            return project(self.up_proj, y, lora_pass)
+
+        def down(y: torch.Tensor) -> torch.Tensor:
+            return project(self.down_proj, y, lora_pass)
+
         if self.clamp is not None:  # GptOssExperts._apply_gate: elementwise, the same products
             alpha, limit = self.clamp
-            g, u = self.gate_proj(x).clamp(max=limit), self.up_proj(x).clamp(-limit, limit)
-            return self.down_proj((u + 1) * g * torch.sigmoid(alpha * g))
+            g, u = gate(x).clamp(max=limit), up(x).clamp(-limit, limit)
+            return down((u + 1) * g * torch.sigmoid(alpha * g))
         if self.gated:
-            return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-        return self.down_proj(F.gelu(self.up_proj(x)))
+            return down(F.silu(gate(x)) * up(x))
+        return down(F.gelu(up(x)))
 
 
 class Router(nn.Linear):

@@ -25,13 +25,15 @@ from .mtp import MTPModule, training_loss
 
 
 class Visit(NamedTuple):
-    """What one layer visit needs beside its input, passed in as an argument: its cache slot, and under kv_policy
+    """What one layer visit needs beside its input, passed in as an argument: its cache slot; under kv_policy
     'shared' whether it only reads the slot its span's first pass keeps (a later pass) or keeps what it attends with
-    for those passes (the first pass of a shared layer)."""
+    for those passes (the first pass of a shared layer); and which pass of its layer it is, for a per-visit LoRA.
+    A recomputed visit (``torch.utils.checkpoint``) gets the same arguments again."""
 
     slot: int = 0
     reads_only: bool = False
     keeps_recent: bool = False
+    lora_pass: int = 0  # the pass of its layer this visit is (0-based): what a per-visit LoRA adapts for
 
 
 @dataclass
@@ -81,7 +83,11 @@ class Block(nn.Module):
         self, x: torch.Tensor, scale: float, cache: KVCache | None, visit: Visit, routed: list | None
     ) -> torch.Tensor:
         a = self.attn(self.attn_norm(x), cache, *visit)
-        ffn = (lambda h: self.ffn(h, routed)) if isinstance(self.ffn, MoE) else self.ffn
+        extra = routed if isinstance(self.ffn, MoE) else visit.lora_pass
+
+        def ffn(h: torch.Tensor) -> torch.Tensor:
+            return self.ffn(h, extra)
+
         if self.placement == "pre":
             x = x + scale * a
             return x + scale * ffn(self.ffn_norm(x))
@@ -155,11 +161,6 @@ class ReferenceModel(nn.Module):
             raise ValueError(
                 f"ReferenceModel(): recompute = {recompute!r}: not built with kv_policy 'shared' (a later pass "
                 "reads the first pass's slot, set before it runs)"
-            )
-        if self.lora and recompute != "none":
-            raise ValueError(
-                f"ReferenceModel(): recompute = {recompute!r}: not built with a per-visit LoRA (the pass a visit "
-                "adapts is set before it runs, and a recompute would read a later one)"
             )
         seen: dict[int, int] = {}
         self.visit_pass: list[int] = []
@@ -269,10 +270,8 @@ class ReferenceModel(nn.Module):
         for v, (i, scale) in enumerate(self.schedule):  # a looped layer is the same module on every visit
             if v in self.pass_starts:
                 x, prelude = self._start_pass(v, x, prelude if self.pass_starts[v][1] else x, grad)
-            for wrapped in self.lora.get(i, ()):
-                wrapped.current = self.visit_pass[v]
             again = full and (self.recompute_layers == 0 or v < self.recompute_layers)
-            visit = Visit(self.slot_of[v], v in self.reads_only, self.slot_of[v] in self.shared_slots)
+            visit = Visit(self.slot_of[v], v in self.reads_only, self.slot_of[v] in self.shared_slots, self.visit_pass[v])
             x = self.layers[i](x, scale, kv, visit, recompute=again, routed=routed)
             if v in self.norm_after:  # Huginn's ln_f on the recurrence's output, fed to the coda
                 x = self.final_norm(x)
