@@ -258,6 +258,12 @@ def default_router_form(moe: dict) -> str:
     return "deepseek" if moe["router_bias"] else "llama4"
 
 
+def default_renormalize(form: str) -> bool:
+    """Whether a config of router form ``form`` renormalises when it does not say (smelt's default_renormalize()):
+    every form but Llama 4's."""
+    return form != "llama4"
+
+
 def _read_moe(m: _Object, c: dict) -> None:
     moe: dict[str, Any] = {key: m.integer(key) for key in ("num_experts", "top_k", "expert_width")}
     moe["num_shared_experts"] = m.integer("num_shared_experts", 0)
@@ -266,7 +272,7 @@ def _read_moe(m: _Object, c: dict) -> None:
     moe["router_bias"] = m.boolean("router_bias", False)
     moe["router_score"] = m.word("router_score", "softmax", "router_score")
     moe["router_form"] = m.word("router_form", default_router_form(moe), "router_form")
-    moe["renormalize"] = m.boolean("renormalize", moe["router_form"] != "llama4")
+    moe["renormalize"] = m.boolean("renormalize", default_renormalize(moe["router_form"]))
     moe["clamped_swiglu"] = None
     clamp = m.object("clamped_swiglu", True)
     if clamp is not None:
@@ -606,7 +612,7 @@ def _canonical(c: dict) -> dict:
             m.pop("clamped_swiglu")
         if form != default_router_form(m):
             m["router_form"] = form
-        if renormalize != (form != "llama4"):
+        if renormalize != default_renormalize(form):
             m["renormalize"] = renormalize
         if clamp is not None:
             m["clamped_swiglu"] = clamp
